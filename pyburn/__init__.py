@@ -1,0 +1,136 @@
+"""pyburn: a deep-learning framework in Python, modelled on Burn.
+
+One codebase on a pure-Python backend (``flex``, runs under Pyodide), a numpy backend
+(``cpu``) and, later, WebGPU. Tensors follow PyTorch's names and semantics:
+
+>>> import pyburn
+>>> x = pyburn.tensor([[1.0, 2.0], [3.0, 4.0]], device="flex")
+>>> (x @ x).tolist()
+[[7.0, 10.0], [15.0, 22.0]]
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import indexing as _indexing  # noqa: F401  (installs Tensor methods)
+from . import linalg as _linalg  # noqa: F401
+from . import math_ops as _math_ops
+from . import movement as _movement
+from . import reduction as _reduction
+from .creation import (
+                       arange,
+                       bernoulli,
+                       empty,
+                       empty_like,
+                       eye,
+                       from_numpy,
+                       full,
+                       full_like,
+                       linspace,
+                       ones,
+                       ones_like,
+                       rand,
+                       rand_like,
+                       randint,
+                       randn,
+                       randn_like,
+                       tensor,
+                       zeros,
+                       zeros_like,
+)
+from .device import Device, available_devices, default_device, device, set_default_device
+from .dtypes import (
+                       DType,
+                       bool_,
+                       default_float,
+                       default_int,
+                       float16,
+                       float32,
+                       float64,
+                       int32,
+                       int64,
+                       uint8,
+)
+from .errors import (
+                       ArgumentError,
+                       DeviceError,
+                       DimError,
+                       DTypeError,
+                       FormatError,
+                       IndexOutOfRange,
+                       MissingExtraError,
+                       PyburnError,
+                       ReadbackError,
+                       ShapeError,
+)
+from .indexing import (
+                       argsort,
+                       gather,
+                       index_put,
+                       index_select,
+                       masked_fill,
+                       masked_select,
+                       nonzero,
+                       one_hot,
+                       scatter,
+                       scatter_add,
+                       sort,
+                       take,
+                       topk,
+                       tril,
+                       triu,
+)
+from .linalg import dot, einsum, matmul, outer
+from .movement import (
+                       broadcast_to,
+                       cat,
+                       chunk,
+                       flatten,
+                       flip,
+                       movedim,
+                       narrow,
+                       pad,
+                       permute,
+                       repeat,
+                       reshape,
+                       roll,
+                       split,
+                       squeeze,
+                       stack,
+                       swapdims,
+                       tile,
+                       transpose,
+                       unflatten,
+                       unsqueeze,
+)
+from .random import Generator, manual_seed
+from .reduction import (
+                       all,
+                       amax,
+                       amin,
+                       any,
+                       argmax,
+                       argmin,
+                       count_nonzero,
+                       cumprod,
+                       cumsum,
+                       logsumexp,
+                       max,
+                       mean,
+                       min,
+                       norm,
+                       prod,
+                       std,
+                       sum,
+                       var,
+)
+from .tensor import Tensor
+
+bool = bool_  # noqa: A001 - PyTorch's spelling, pyburn.bool
+concat = cat
+swapaxes = swapdims
+globals().update(_math_ops.PRIMITIVES)
+globals().update({name: fn for name, fn in _math_ops.COMPOSITES.items() if name != "where"})
+where = _math_ops.where
+del _reduction, _movement

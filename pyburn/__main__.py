@@ -1,0 +1,7 @@
+"""``python -m pyburn ...``: the same as the ``pyburn`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,173 @@
+"""The backend protocol: the small set of primitives every backend implements.
+
+The tensor layer (``pyburn.tensor``) does all argument checking, shape and dtype inference,
+broadcasting, dtype promotion and index normalisation, then makes one call per primitive.
+A backend trusts its inputs and never re-derives what the tensor layer already knows.
+
+Handles
+    A handle is whatever object the backend uses for a tensor's data (a numpy array, an
+    ``array.array`` with strides, a GPU buffer). The tensor layer never looks inside one.
+    Handles are immutable: no primitive modifies an input, so a backend may return views
+    that share storage (reshape, permute, expand and slice are free where it can). Every
+    shape argument is a tuple of ints; every axis argument is already normalised to
+    ``0 <= axis < rank``.
+
+Dtypes
+    Inputs to elementwise and matmul primitives already have the dtypes the result needs:
+    the tensor layer casts before the call. ``out`` arguments name the result dtype where
+    it differs from the inputs' (comparisons give bool).
+
+Reading
+    Reads are asynchronous at heart. A backend implements ``to_bytes`` (blocking) or
+    ``to_bytes_async`` (awaitable) or both; each default falls back on the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..dtypes import DType
+
+Handle = Any
+Shape = tuple[int, ...]
+
+
+class Backend:
+    """Base class of the backends. Subclasses implement every method below that raises."""
+
+    #: short name used in device strings ("flex", "cpu", ...)
+    name: str = "base"
+    #: dtypes the backend stores
+    dtypes: frozenset[DType] = frozenset()
+    #: optional capabilities, e.g. {"float64", "int64", "float16"}; tests skip by these
+    caps: frozenset[str] = frozenset()
+
+    # ---- transfer -------------------------------------------------------------------
+    def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
+        """A tensor from C-ordered little-endian bytes (bool is one byte, 0 or 1)."""
+        raise NotImplementedError
+
+    def to_bytes(self, x: Handle, shape: Shape, dtype: DType) -> bytes:
+        """The tensor's elements as C-ordered little-endian bytes; blocks until ready."""
+        from ..runtime import run_sync
+
+        return run_sync(self.to_bytes_async(x, shape, dtype))
+
+    async def to_bytes_async(self, x: Handle, shape: Shape, dtype: DType) -> bytes:
+        """Awaitable form of `to_bytes`; works where blocking is impossible (browsers)."""
+        return self.to_bytes(x, shape, dtype)
+
+    # ---- creation -------------------------------------------------------------------
+    def full(self, shape: Shape, value: float | int | bool, dtype: DType) -> Handle:
+        """A tensor of `shape` with every element `value` (already valid for `dtype`)."""
+        raise NotImplementedError
+
+    def arange(self, start: float | int, step: float | int, n: int, dtype: DType) -> Handle:
+        """The 1-d tensor ``start + i * step`` for ``i in range(n)``, in `dtype`.
+        Integer dtypes get exact integer arithmetic; floats compute in float64 then round."""
+        raise NotImplementedError
+
+    def random_bits(self, shape: Shape, seed: int, offset: int) -> Handle:
+        """int32 tensor of random bits from the Philox-4x32-10 generator (see
+        ``pyburn.random``): element ``i`` (row-major) is word ``(offset + i) % 4`` of the
+        block computed for counter ``(offset + i) // 4`` with key `seed` (64 bits). The
+        uint32 word is reinterpreted as int32."""
+        raise NotImplementedError
+
+    # ---- elementwise ----------------------------------------------------------------
+    def unary(self, op: str, x: Handle, out: DType) -> Handle:
+        """Apply the unary op named `op` (a key of ``pyburn.elementwise.UNARY``)."""
+        raise NotImplementedError
+
+    def binary(self, op: str, a: Handle, b: Handle, out: DType) -> Handle:
+        """Apply the binary op `op` (a key of ``BINARY``) to two tensors of the same shape
+        and dtype (the tensor layer has broadcast them with `expand`)."""
+        raise NotImplementedError
+
+    def where(self, cond: Handle, a: Handle, b: Handle) -> Handle:
+        """Elementwise ``a if cond else b``; cond is bool; all three have the same shape,
+        a and b the same dtype."""
+        raise NotImplementedError
+
+    def cast(self, x: Handle, dtype: DType) -> Handle:
+        """Convert to `dtype`: floats to ints truncate toward zero; to bool is ``!= 0``;
+        ints to narrower ints wrap around."""
+        raise NotImplementedError
+
+    # ---- reductions and scans --------------------------------------------------------
+    def reduce(self, op: str, x: Handle, axes: tuple[int, ...]) -> Handle:
+        """Reduce over `axes` (sorted, distinct, possibly empty tuple meaning none), keeping
+        them as size-1 dims. `op` is one of sum, prod, max, min, any, all. max and min
+        propagate NaN; any and all return bool; sum and prod keep the input dtype. A
+        reduction over zero elements gives the identity (max/min never get one)."""
+        raise NotImplementedError
+
+    def arg_reduce(self, op: str, x: Handle, axis: int) -> Handle:
+        """int32 index of the first max (`op` "argmax") or min ("argmin") along `axis`,
+        which is kept as a size-1 dim. NaN counts as the largest and the smallest value."""
+        raise NotImplementedError
+
+    def scan(self, op: str, x: Handle, axis: int) -> Handle:
+        """Inclusive scan along `axis`: `op` is "sum" (cumsum) or "prod" (cumprod)."""
+        raise NotImplementedError
+
+    # ---- movement (views where the backend can) ----------------------------------------
+    def reshape(self, x: Handle, shape: Shape) -> Handle:
+        """The same elements in row-major order with a new shape of the same size."""
+        raise NotImplementedError
+
+    def permute(self, x: Handle, axes: tuple[int, ...]) -> Handle:
+        """Reorder dimensions: result dim i is input dim ``axes[i]``."""
+        raise NotImplementedError
+
+    def expand(self, x: Handle, shape: Shape) -> Handle:
+        """Broadcast size-1 dims to `shape` (same rank as x)."""
+        raise NotImplementedError
+
+    def slice(self, x: Handle, starts: Sequence[int], stops: Sequence[int],
+              steps: Sequence[int]) -> Handle:
+        """Basic slicing on every axis with ``0 <= start <= stop <= size`` and step >= 1."""
+        raise NotImplementedError
+
+    def flip(self, x: Handle, axes: tuple[int, ...]) -> Handle:
+        """Reverse the order of elements along `axes`."""
+        raise NotImplementedError
+
+    def pad(self, x: Handle, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Handle:
+        """Constant padding: `pads[i]` = (before, after) elements on axis i, both >= 0."""
+        raise NotImplementedError
+
+    def cat(self, xs: Sequence[Handle], axis: int) -> Handle:
+        """Join tensors of one dtype, equal in every dim but `axis`, along `axis`."""
+        raise NotImplementedError
+
+    # ---- indexing ----------------------------------------------------------------------
+    def gather(self, x: Handle, axis: int, index: Handle) -> Handle:
+        """``out[i][j][k] = x[i][index[i][j][k]][k]`` for axis 1 (and likewise for any
+        axis); index has x's rank, every other dim no larger than x's, values in range."""
+        raise NotImplementedError
+
+    def scatter(self, x: Handle, axis: int, index: Handle, src: Handle, reduce: str) -> Handle:
+        """A copy of x with ``out[i][index[i][j][k]][k] = src[i][j][k]`` (axis 1 shown);
+        `reduce` is "assign" (the last write wins) or "add" (values accumulate). index and
+        src have the same shape."""
+        raise NotImplementedError
+
+    def index_select(self, x: Handle, axis: int, index: Handle) -> Handle:
+        """Pick the entries ``index`` (1-d, int, in range) along `axis`."""
+        raise NotImplementedError
+
+    def nonzero(self, x: Handle) -> tuple[Handle, Shape]:
+        """int32 coordinates of the nonzero elements, shape (count, rank), row-major order.
+        Returns the handle and its shape, since only the data decides it."""
+        raise NotImplementedError
+
+    def sort(self, x: Handle, axis: int, descending: bool) -> tuple[Handle, Handle]:
+        """Stable sort along `axis`: (values, int32 indices). NaN sorts as the largest."""
+        raise NotImplementedError
+
+    # ---- linear algebra ----------------------------------------------------------------
+    def matmul(self, a: Handle, b: Handle) -> Handle:
+        """Batched matrix product of (*B, M, K) and (*B, K, N) with the same batch dims."""
+        raise NotImplementedError

@@ -1,0 +1,79 @@
+"""The ``pyburn`` command line: ``pyburn info`` tells what this machine offers pyburn.
+
+Each subcommand is a parser built in `build_parser` and a function that takes the parsed
+arguments and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Sequence
+
+import pyburn
+
+from .device import default_device, device_report
+from .errors import PyburnError
+
+_EPILOG = """\
+examples:
+  pyburn info                      devices available here, and the default one
+  PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``pyburn`` command, with one sub-parser per subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="pyburn",
+        description="pyburn: a deep-learning framework in Python modelled on Burn.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"pyburn {pyburn.__version__}")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
+
+    info = commands.add_parser(
+        "info",
+        help="show versions, the devices available here and the default device",
+        description="Show pyburn's and Python's versions, every device kind with whether it "
+        "works here (and if not, why not), and which device new tensors go to.",
+    )
+    info.set_defaults(run=_info)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``pyburn`` command on `argv` (default: ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except PyburnError as exc:
+        print(f"pyburn {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _info(args: argparse.Namespace) -> int:
+    location = os.path.dirname(pyburn.__file__)
+    print(f"pyburn {pyburn.__version__} ({location})")
+    print(f"Python {platform.python_version()} ({platform.python_implementation()}) "
+          f"on {platform.platform()}")
+    print()
+    report = device_report()
+    width = max(len(kind) for kind, _ in report)
+    print("devices, fastest first:")
+    for kind, reason in report:
+        print(f"  {kind:<{width}}  {'available' if reason is None else 'unavailable: ' + reason}")
+    print()
+    # Resolved last: a bad $PYBURN_DEVICE is reported after the table that helps to fix it.
+    chosen = os.environ.get("PYBURN_DEVICE")
+    why = (f"from PYBURN_DEVICE={chosen}" if chosen
+           else "the fastest available; set PYBURN_DEVICE to choose another")
+    print(f"default device: {default_device()} ({why})")
+    return 0

@@ -1,0 +1,276 @@
+"""Creating tensors: from data, constant fills, ranges, and random numbers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import buffer
+from .device import Device
+from .device import device as as_device
+from .dtypes import (
+    DType,
+    as_dtype,
+    bool_,
+    default_float,
+    default_int,
+    float16,
+    float64,
+    int32,
+    scalar_dtype,
+)
+from .errors import ArgumentError, DTypeError, ShapeError
+from .math_ops import binary, unary
+from .random import Generator, default_generator
+from .shape import Shape, as_shape, numel
+from .tensor import Tensor, check_dtype_on, wrap
+
+DeviceLike = Device | str | None
+
+
+def _target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DType]:
+    dev = as_device(device)
+    dt = fallback if dtype is None else as_dtype(dtype)
+    check_dtype_on(dt, dev)
+    return dev, dt
+
+
+def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
+           shape: Any = None) -> Tensor:
+    """A tensor from nested lists/tuples of numbers, a scalar, a numpy array, another tensor,
+    or `bytes` (with `shape` and `dtype`, C-ordered little-endian).
+
+    Python floats give float32, ints int32 and bools bool, unless `dtype` says otherwise.
+
+    >>> import pyburn
+    >>> pyburn.tensor([[1, 2], [3, 4]], device="flex").shape
+    (2, 2)
+    """
+    if isinstance(data, Tensor):
+        return data.to(device if device is not None else data.device, dtype)
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return _from_bytes(data, shape, dtype, device)
+    if shape is not None:
+        raise ArgumentError("shape= is only used with bytes data")
+    if hasattr(data, "__array_interface__") and hasattr(data, "dtype"):
+        return from_numpy(data, device=device, dtype=dtype)
+    flat, shape = buffer.flatten_nested(data)
+    flat = [_scalar_value(v) for v in flat] if not _all_plain(flat) else flat
+    inferred = _infer_dtype(flat)
+    dev, dt = _target(device, dtype, inferred)
+    return wrap(dev.backend.from_bytes(buffer.pack(flat, dt), shape, dt), shape, dt, dev)
+
+
+def _all_plain(flat: list) -> bool:
+    return all(type(v) in (float, int, bool) for v in flat)
+
+
+def _scalar_value(value: Any) -> Any:
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, Tensor) or hasattr(value, "item"):
+        if getattr(value, "shape", ()) in ((), (1,)):
+            return value.item()
+    raise ArgumentError(f"cannot make a tensor from an element of type {type(value).__name__}")
+
+
+def _infer_dtype(flat: list) -> DType:
+    kinds = set(map(type, flat))
+    if float in kinds:
+        return default_float
+    if int in kinds:
+        return default_int
+    return bool_ if kinds else default_float
+
+
+def _from_bytes(data: Any, shape: Any, dtype: Any, device: DeviceLike) -> Tensor:
+    if shape is None or dtype is None:
+        raise ArgumentError("a tensor from bytes needs shape= and dtype=")
+    shape = as_shape(shape)
+    dev, dt = _target(device, dtype, default_float)
+    expected = numel(shape) * dt.itemsize
+    if len(data) != expected:
+        raise ShapeError(f"{len(data)} bytes do not hold a {dt.name} tensor of shape {shape} "
+                         f"({expected} bytes)")
+    return wrap(dev.backend.from_bytes(bytes(data), shape, dt), shape, dt, dev)
+
+
+def from_numpy(array: Any, device: DeviceLike = None, dtype: Any = None) -> Tensor:
+    """A tensor with a copy of a numpy array's values (int64 arrays stay int64)."""
+    dev = as_device(device)
+    source = as_dtype(array.dtype.name)
+    check_dtype_on(source, dev)
+    data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+    out = wrap(dev.backend.from_bytes(data, tuple(array.shape), source), tuple(array.shape),
+               source, dev)
+    return out if dtype is None else out.cast(dtype)
+
+
+def full(shape: Any, fill_value: int | float | bool, dtype: Any = None,
+         device: DeviceLike = None) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (dtype inferred from the value)."""
+    shape = as_shape((shape,) if isinstance(shape, int) else shape)
+    dev, dt = _target(device, dtype, scalar_dtype(fill_value))
+    value = bool(fill_value) if dt.is_bool else (float(fill_value) if dt.is_floating_point
+                                                 else _int_value(fill_value, dt))
+    return wrap(dev.backend.full(shape, value, dt), shape, dt, dev)
+
+
+def _int_value(value: Any, dtype: DType) -> int:
+    if isinstance(value, float) and not value.is_integer():
+        raise DTypeError(f"cannot fill a {dtype.name} tensor with {value}")
+    return int(value)
+
+
+def zeros(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """A tensor of zeros (float32 unless `dtype` says otherwise)."""
+    return full(as_shape(shape), 0, dtype or default_float, device)
+
+
+def ones(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """A tensor of ones (float32 unless `dtype` says otherwise)."""
+    return full(as_shape(shape), 1, dtype or default_float, device)
+
+
+def empty(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """A tensor whose values are unspecified (pyburn gives zeros)."""
+    return zeros(*shape, dtype=dtype, device=device)
+
+
+def _like(x: Tensor, dtype: Any, device: DeviceLike) -> dict[str, Any]:
+    return {"dtype": x.dtype if dtype is None else dtype,
+            "device": x.device if device is None else device}
+
+
+def zeros_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Zeros with the shape (and by default the dtype and device) of `x`."""
+    return full(x.shape, 0, **_like(x, dtype, device))
+
+
+def ones_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Ones with the shape (and by default the dtype and device) of `x`."""
+    return full(x.shape, 1, **_like(x, dtype, device))
+
+
+def empty_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """An unspecified-valued tensor shaped like `x` (pyburn gives zeros)."""
+    return zeros_like(x, dtype, device)
+
+
+def full_like(x: Tensor, fill_value: int | float | bool, dtype: Any = None,
+              device: DeviceLike = None) -> Tensor:
+    """`fill_value` everywhere, with the shape (and by default dtype and device) of `x`."""
+    return full(x.shape, fill_value, **_like(x, dtype, device))
+
+
+def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *,
+           dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Values from `start` (inclusive) to `end` (exclusive) by `step`; ``arange(n)`` counts
+    from 0. Integer arguments give int32, any float argument float32."""
+    if end is None:
+        start, end = 0, start
+    for v in (start, end, step):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ArgumentError(f"arange needs finite numbers, got {v!r}")
+    if step == 0:
+        raise ArgumentError("arange step cannot be zero")
+    inferred = default_float if any(isinstance(v, float) for v in (start, end, step)) \
+        else default_int
+    dev, dt = _target(device, dtype, inferred)
+    n = max(0, math.ceil((end - start) / step))
+    return wrap(dev.backend.arange(start, step, n, dt), (n,), dt, dev)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+             device: DeviceLike = None) -> Tensor:
+    """`steps` evenly spaced values from `start` to `end`, both included."""
+    if not isinstance(steps, int) or steps < 0:
+        raise ArgumentError(f"linspace needs a non-negative int number of steps, got {steps!r}")
+    dev, dt = _target(device, dtype, default_float)
+    if steps == 1:
+        return full((1,), start, dt, dev)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    return wrap(dev.backend.arange(float(start), step, steps, dt), (steps,), dt, dev)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """The n×m identity matrix (m defaults to n)."""
+    m = n if m is None else m
+    dev, dt = _target(device, dtype, default_float)
+    rows = arange(n, device=dev).reshape(n, 1)
+    return binary("eq", rows, arange(m, device=dev)).cast(dt)
+
+
+# ---- random numbers (transforms of the Philox words, exact on every backend) ---------------
+def _words(shape: Shape, device: Device, generator: Generator | None) -> Tensor:
+    seed, offset = (generator or default_generator).take(numel(shape))
+    return wrap(device.backend.random_bits(shape, seed, offset), shape, int32, device)
+
+
+def _uniform(shape: Shape, dt: DType, dev: Device, generator: Generator | None) -> Tensor:
+    """Uniform values in [0, 1), a multiple of 2**-bits with as many bits as `dt` holds."""
+    if dt is float64:
+        words = _words(shape + (2,), dev, generator)
+        high = binary("bitwise_and", words[..., 0], 0x3FFFFFF).cast(float64)
+        low = binary("bitwise_and", words[..., 1], 0x7FFFFFF).cast(float64)
+        return binary("mul", binary("add", binary("mul", high, 2.0**27), low), 2.0**-53)
+    bits = 11 if dt is float16 else 24
+    words = binary("bitwise_and", _words(shape, dev, generator), (1 << bits) - 1)
+    return binary("mul", words.cast(dt), 2.0**-bits)
+
+
+def rand(*shape: Any, dtype: Any = None, device: DeviceLike = None,
+         generator: Generator | None = None) -> Tensor:
+    """Uniform random numbers in [0, 1)."""
+    dev, dt = _target(device, dtype, default_float)
+    _require_float(dt, "rand")
+    return _uniform(as_shape(shape), dt, dev, generator)
+
+
+def randn(*shape: Any, dtype: Any = None, device: DeviceLike = None,
+          generator: Generator | None = None) -> Tensor:
+    """Standard normal random numbers (Box–Muller on two uniforms)."""
+    dev, dt = _target(device, dtype, default_float)
+    _require_float(dt, "randn")
+    shape = as_shape(shape)
+    work = float64 if dt is float64 else default_float
+    u1 = binary("sub", 1.0, _uniform(shape, work, dev, generator))  # in (0, 1]: log is finite
+    u2 = _uniform(shape, work, dev, generator)
+    radius = unary("sqrt", binary("mul", unary("log", u1), -2.0))
+    return binary("mul", radius, unary("cos", binary("mul", u2, 2 * math.pi))).cast(dt)
+
+
+def randint(low: int, high: int | None = None, size: Any = (), *, dtype: Any = None,
+            device: DeviceLike = None, generator: Generator | None = None) -> Tensor:
+    """Uniform random integers in [low, high); ``randint(high, size)`` starts at 0."""
+    if high is None:
+        low, high = 0, low
+    if not high > low:
+        raise ArgumentError(f"randint needs low < high, got low={low}, high={high}")
+    if high - low > 2**31:
+        raise ArgumentError(f"randint range {high - low} is larger than 2**31")
+    dev, dt = _target(device, dtype, default_int)
+    words = binary("bitwise_and", _words(as_shape(size), dev, generator), 0x7FFFFFFF)
+    return binary("add", binary("remainder", words, high - low), low).cast(dt)
+
+
+def bernoulli(p: Tensor, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability `p` (elementwise), else 0, in p's dtype."""
+    dt = p.dtype if p.dtype.is_floating_point else default_float
+    draws = _uniform(p.shape, dt, p.device, generator)
+    return binary("lt", draws, p).cast(dt)
+
+
+def rand_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Uniform [0, 1) numbers shaped like `x`."""
+    return rand(x.shape, **_like(x, dtype, device))
+
+
+def randn_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """Standard normal numbers shaped like `x`."""
+    return randn(x.shape, **_like(x, dtype, device))
+
+
+def _require_float(dtype: DType, name: str) -> None:
+    if not dtype.is_floating_point:
+        raise DTypeError(f"{name} makes floating-point tensors, not {dtype.name}")

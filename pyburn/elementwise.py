@@ -1,0 +1,247 @@
+"""The one table of elementwise primitives.
+
+Each entry says, once, what an elementwise op computes: its arity, which dtypes it accepts
+and what dtype it returns, a pure-Python scalar function (used by the flex backend), the
+numpy function that computes it (used by the cpu backend). Later layers add their columns
+here (the autodiff backward rule, the WGSL expression). A new elementwise op is one entry.
+
+Scalar functions come in two flavours: ``py`` is the fast one and may raise an
+``ArithmeticError`` or ``ValueError`` on an edge case (``math.log(0.0)``); ``safe`` gives the
+IEEE-754 answer for every input and is only called when ``py`` raised somewhere in a batch.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+
+INF = math.inf
+NAN = math.nan
+
+# What inputs an op accepts and what it returns:
+#   "float"     inputs are cast to a float dtype first; result has that dtype
+#   "numeric"   int or float (bool inputs become int32); result has the input dtype
+#   "rounding"  like "numeric", but the identity on integers
+#   "compare"   any dtype; result is bool
+#   "logical"   any dtype, read as truth values; result is bool
+#   "bitwise"   integers and bool only; result has the input dtype
+DOMAINS = ("float", "numeric", "rounding", "compare", "logical", "bitwise")
+
+
+@dataclass(frozen=True)
+class ElementwiseOp:
+    """What one elementwise primitive computes."""
+
+    name: str
+    arity: int
+    domain: str
+    py: Callable
+    numpy: str  # a numpy function's name; a trailing "_" names one the cpu backend supplies
+    doc: str
+    safe: Callable | None = None  # IEEE-correct scalar function, when `py` can raise
+    py_int: Callable | None = None  # scalar function for integer inputs, when it differs
+
+    @property
+    def returns_bool(self) -> bool:
+        """Whether the result is a bool tensor whatever the inputs."""
+        return self.domain in ("compare", "logical")
+
+
+def _guard(fn: Callable, on_error: Callable) -> Callable:
+    """Wrap `fn` so that an ArithmeticError/ValueError yields `on_error(*args)` instead."""
+
+    def safe(*args):
+        try:
+            return fn(*args)
+        except (ArithmeticError, ValueError):
+            return on_error(*args)
+
+    return safe
+
+
+def _log_edge(x: float) -> float:
+    return -INF if x == 0 else NAN
+
+
+def _exp_edge(x: float) -> float:
+    return INF if x > 0 else (0.0 if x < 0 else x)
+
+
+def _div(a: float, b: float) -> float:
+    if b == 0:
+        if a != a or a == 0:
+            return NAN
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _floordiv(a: float, b: float) -> float:
+    if b == 0 or math.isinf(a) or math.isinf(b) or a != a or b != b:
+        q = _div(a, b)
+        return q if (q != q or math.isinf(q)) else math.floor(q)
+    return float(a // b)
+
+
+def _remainder(a: float, b: float) -> float:
+    if b == 0 or a != a or b != b or math.isinf(a):
+        return NAN
+    if math.isinf(b):
+        return a if (a >= 0) == (b > 0) or a == 0 else b
+    return a % b
+
+
+def _fmod(a: float, b: float) -> float:
+    return NAN if b == 0 or math.isinf(a) or a != a or b != b else math.fmod(a, b)
+
+
+def _pow(a: float, b: float) -> float:
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return INF if a > 0 or float(b).is_integer() and int(b) % 2 == 0 else -INF
+    except (ValueError, ZeroDivisionError):
+        if a == 0:
+            return math.copysign(INF, a) if float(b).is_integer() and int(b) % 2 else INF
+        return NAN
+
+
+def _int_pow(a: int, b: int) -> int:
+    if b < 0:
+        return 1 if a == 1 else ((-1) ** (-b) if a == -1 else 0)
+    return a**b
+
+
+def _int_floordiv(a: int, b: int) -> int:
+    return a // b if b else 0
+
+
+def _int_remainder(a: int, b: int) -> int:
+    return a % b if b else 0
+
+
+def _int_fmod(a: int, b: int) -> int:
+    return int(math.fmod(a, b)) if b else 0
+
+
+def _sign(x):
+    return x if x != x else (x > 0) - (x < 0)
+
+
+def _round_half_even(x: float) -> float:
+    return float(round(x))
+
+
+def _minimum(a, b):
+    return a if a <= b or a != a else b
+
+
+def _maximum(a, b):
+    return a if a >= b or a != a else b
+
+
+def _rounding(fn: Callable) -> Callable:
+    def apply(x: float) -> float:
+        return float(fn(x)) if math.isfinite(x) else x
+
+    return apply
+
+
+def _safe_rsqrt(x: float) -> float:
+    if x == 0:
+        return math.copysign(INF, x)
+    return 1.0 / math.sqrt(x) if x > 0 else (0.0 if x == INF else NAN)
+
+
+def _op(name: str, arity: int, domain: str, py: Callable, numpy: str, doc: str,
+        safe: Callable | None = None, py_int: Callable | None = None) -> ElementwiseOp:
+    return ElementwiseOp(name, arity, domain, py, numpy, doc, safe, py_int)
+
+
+_E = _op
+UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
+    _E("neg", 1, "numeric", operator.neg, "negative", "Negation, -x."),
+    _E("abs", 1, "numeric", abs, "absolute", "Absolute value |x|."),
+    _E("sign", 1, "numeric", _sign, "sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)."),
+    _E("exp", 1, "float", math.exp, "exp", "e to the power x.", _guard(math.exp, _exp_edge)),
+    _E("exp2", 1, "float", lambda x: 2.0**x, "exp2", "2 to the power x.",
+       _guard(lambda x: 2.0**x, _exp_edge)),
+    _E("expm1", 1, "float", math.expm1, "expm1", "exp(x) - 1, accurate near 0.",
+       _guard(math.expm1, lambda x: INF if x > 0 else x)),
+    _E("log", 1, "float", math.log, "log", "Natural logarithm.", _guard(math.log, _log_edge)),
+    _E("log2", 1, "float", math.log2, "log2", "Base-2 logarithm.", _guard(math.log2, _log_edge)),
+    _E("log1p", 1, "float", math.log1p, "log1p", "log(1 + x), accurate near 0.",
+       _guard(math.log1p, lambda x: -INF if x == -1 else NAN)),
+    _E("sqrt", 1, "float", math.sqrt, "sqrt", "Square root.", _guard(math.sqrt, lambda x: NAN)),
+    _E("rsqrt", 1, "float", lambda x: 1.0 / math.sqrt(x), "rsqrt_", "1 / sqrt(x).",
+       _safe_rsqrt),
+    _E("reciprocal", 1, "float", lambda x: 1.0 / x, "reciprocal", "1 / x.",
+       lambda x: _div(1.0, x)),
+    _E("sin", 1, "float", math.sin, "sin", "Sine.", _guard(math.sin, lambda x: NAN)),
+    _E("cos", 1, "float", math.cos, "cos", "Cosine.", _guard(math.cos, lambda x: NAN)),
+    _E("tan", 1, "float", math.tan, "tan", "Tangent.", _guard(math.tan, lambda x: NAN)),
+    _E("asin", 1, "float", math.asin, "arcsin", "Inverse sine.", _guard(math.asin, lambda x: NAN)),
+    _E("acos", 1, "float", math.acos, "arccos", "Inverse cosine.",
+       _guard(math.acos, lambda x: NAN)),
+    _E("atan", 1, "float", math.atan, "arctan", "Inverse tangent."),
+    _E("sinh", 1, "float", math.sinh, "sinh", "Hyperbolic sine.",
+       _guard(math.sinh, lambda x: math.copysign(INF, x))),
+    _E("cosh", 1, "float", math.cosh, "cosh", "Hyperbolic cosine.",
+       _guard(math.cosh, lambda x: INF)),
+    _E("tanh", 1, "float", math.tanh, "tanh", "Hyperbolic tangent."),
+    _E("asinh", 1, "float", math.asinh, "arcsinh", "Inverse hyperbolic sine."),
+    _E("acosh", 1, "float", math.acosh, "arccosh", "Inverse hyperbolic cosine.",
+       _guard(math.acosh, lambda x: NAN)),
+    _E("atanh", 1, "float", math.atanh, "arctanh", "Inverse hyperbolic tangent.",
+       _guard(math.atanh, lambda x: math.copysign(INF, x) if abs(x) == 1 else NAN)),
+    _E("erf", 1, "float", math.erf, "erf_", "The error function."),
+    _E("floor", 1, "rounding", math.floor, "floor", "Largest integer <= x.",
+       _rounding(math.floor)),
+    _E("ceil", 1, "rounding", math.ceil, "ceil", "Smallest integer >= x.",
+       _rounding(math.ceil)),
+    _E("round", 1, "rounding", round, "rint", "Nearest integer, ties to even.",
+       _rounding(round)),
+    _E("trunc", 1, "rounding", math.trunc, "trunc", "Integer part, rounding toward zero.",
+       _rounding(math.trunc)),
+    _E("isnan", 1, "compare", math.isnan, "isnan", "True where x is NaN."),
+    _E("isinf", 1, "compare", math.isinf, "isinf", "True where x is +inf or -inf."),
+    _E("isfinite", 1, "compare", math.isfinite, "isfinite", "True where x is finite."),
+    _E("logical_not", 1, "logical", operator.not_, "logical_not", "Logical not."),
+    _E("bitwise_not", 1, "bitwise", operator.invert, "invert", "Bitwise not (~x)."),
+)}
+
+BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
+    _E("add", 2, "numeric", operator.add, "add", "a + b."),
+    _E("sub", 2, "numeric", operator.sub, "subtract", "a - b."),
+    _E("mul", 2, "numeric", operator.mul, "multiply", "a * b."),
+    _E("div", 2, "float", operator.truediv, "true_divide", "True division a / b.", _div),
+    _E("floor_divide", 2, "numeric", lambda a, b: float(a // b), "floor_divide",
+       "Division rounded down, a // b.", _floordiv, _int_floordiv),
+    _E("remainder", 2, "numeric", operator.mod, "remainder",
+       "a - b * floor(a / b): the remainder with the sign of b (Python's %).",
+       _remainder, _int_remainder),
+    _E("fmod", 2, "numeric", math.fmod, "fmod",
+       "C-style remainder with the sign of a.", _fmod, _int_fmod),
+    _E("pow", 2, "numeric", math.pow, "power", "a to the power b.", _pow, _int_pow),
+    _E("atan2", 2, "float", math.atan2, "arctan2", "Angle of the point (b, a) in radians."),
+    _E("minimum", 2, "numeric", _minimum, "minimum", "Elementwise minimum (NaN wins)."),
+    _E("maximum", 2, "numeric", _maximum, "maximum", "Elementwise maximum (NaN wins)."),
+    _E("eq", 2, "compare", operator.eq, "equal", "a == b."),
+    _E("ne", 2, "compare", operator.ne, "not_equal", "a != b."),
+    _E("lt", 2, "compare", operator.lt, "less", "a < b."),
+    _E("le", 2, "compare", operator.le, "less_equal", "a <= b."),
+    _E("gt", 2, "compare", operator.gt, "greater", "a > b."),
+    _E("ge", 2, "compare", operator.ge, "greater_equal", "a >= b."),
+    _E("logical_and", 2, "logical", lambda a, b: bool(a) and bool(b), "logical_and",
+       "Logical and."),
+    _E("logical_or", 2, "logical", lambda a, b: bool(a) or bool(b), "logical_or", "Logical or."),
+    _E("logical_xor", 2, "logical", lambda a, b: bool(a) != bool(b), "logical_xor",
+       "Logical exclusive or."),
+    _E("bitwise_and", 2, "bitwise", operator.and_, "bitwise_and", "Bitwise and (a & b)."),
+    _E("bitwise_or", 2, "bitwise", operator.or_, "bitwise_or", "Bitwise or (a | b)."),
+    _E("bitwise_xor", 2, "bitwise", operator.xor, "bitwise_xor", "Bitwise xor (a ^ b)."),
+    _E("left_shift", 2, "bitwise", operator.lshift, "left_shift", "a << b."),
+    _E("right_shift", 2, "bitwise", operator.rshift, "right_shift",
+       "Arithmetic right shift a >> b."),
+)}

@@ -1,0 +1,43 @@
+"""The exceptions pyburn raises for bad input: one family, each naming what was wrong."""
+
+from __future__ import annotations
+
+
+class PyburnError(Exception):
+    """Base class of every error pyburn raises on purpose."""
+
+
+class ShapeError(PyburnError, ValueError):
+    """Shapes that do not fit together (broadcasting, matmul, reshape, cat, ...)."""
+
+
+class DimError(PyburnError, IndexError):
+    """A dimension index outside the tensor's rank."""
+
+
+class IndexOutOfRange(PyburnError, IndexError):
+    """An element index outside the size of the dimension it indexes."""
+
+
+class DTypeError(PyburnError, TypeError):
+    """A dtype that the operation or the device does not support."""
+
+
+class DeviceError(PyburnError, ValueError):
+    """An unknown or unavailable device, or tensors on different devices in one op."""
+
+
+class ArgumentError(PyburnError, ValueError):
+    """Any other argument that is out of its allowed range or of the wrong kind."""
+
+
+class ReadbackError(PyburnError, RuntimeError):
+    """A synchronous read that the platform cannot perform (use the `_async` form)."""
+
+
+class FormatError(PyburnError, ValueError):
+    """A file or byte buffer that is truncated, corrupt or not in the expected format."""
+
+
+class MissingExtraError(PyburnError, ImportError):
+    """An optional dependency (an extra such as numpy or wgpu) that is not installed."""

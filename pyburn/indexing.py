@@ -1,0 +1,358 @@
+"""Indexing: ``t[key]``, ``t[key] = v``, gather/scatter, selection, sorting, masks."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from .dtypes import int32
+from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
+from .math_ops import binary, operand, where
+from .movement import broadcast_to, flip, permute, reshape, slice_dim
+from .shape import broadcast_shapes, norm_dim, numel
+from .tensor import Tensor, install, wrap
+
+#: what ``sort`` and ``topk`` return, as in PyTorch
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+
+
+def _index_tensor(index: Any, device) -> Tensor:
+    from .creation import tensor
+
+    t = index if isinstance(index, Tensor) else tensor(index, device=device)
+    if t.device is not device:
+        raise DeviceError(f"index tensor is on {t.device.name}, the indexed tensor on "
+                          f"{device.name}")
+    if t.numel() == 0 and t.dtype.is_floating_point:
+        t = t.cast(int32)  # an empty list reads as float32; as an index it means "nothing"
+    if not (t.dtype.is_integer or t.dtype.is_bool):
+        raise DTypeError(f"indices must be integer or bool tensors, got {t.dtype.name}")
+    return t
+
+
+def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = True) -> Tensor:
+    """`index` with negative entries wrapped (if allowed) after checking every entry lies in
+    ``[-size, size)`` (``[0, size)`` without negatives); raises IndexOutOfRange otherwise."""
+    if index.numel() == 0:
+        return index
+    low, high = index.amin().item(), index.amax().item()
+    floor = -size if allow_negative else 0
+    if low < floor or high >= size:
+        bad = low if low < floor else high
+        raise IndexOutOfRange(f"{what}: index {bad} is out of range for size {size}")
+    if low < 0:
+        return where(binary("lt", index, 0), binary("add", index, size), index)
+    return index
+
+
+# ---- __getitem__ ---------------------------------------------------------------------------
+def _expand_key(x: Tensor, key: Any) -> list:
+    """The key as a list with Ellipsis replaced by full slices and bool masks split into
+    one integer index per dim they cover."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    items = [_normalise_item(x, it) for it in items]
+    used = sum(_dims_used(it) for it in items)
+    if used > x.ndim:
+        raise IndexOutOfRange(f"too many indices for a tensor of rank {x.ndim}: {key!r}")
+    ellipses = [k for k, it in enumerate(items) if it is Ellipsis]
+    if len(ellipses) > 1:
+        raise ArgumentError("an index can have only one Ellipsis (...)")
+    if ellipses:
+        items[ellipses[0]:ellipses[0] + 1] = [slice(None)] * (x.ndim - used)
+    return items
+
+
+def _normalise_item(x: Tensor, item: Any) -> Any:
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return item
+    if isinstance(item, bool):
+        from .creation import tensor
+
+        return tensor(item, device=x.device)
+    if isinstance(item, (list, tuple, Tensor)) or hasattr(item, "__array_interface__"):
+        return _index_tensor(item, x.device)
+    if hasattr(item, "__index__"):  # ints and integer scalars of other libraries
+        return item.__index__()
+    raise ArgumentError(f"unsupported index {item!r} of type {type(item).__name__}")
+
+
+def _dims_used(item: Any) -> int:
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, Tensor) and item.dtype.is_bool:
+        return item.ndim
+    return 1
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` with numpy/PyTorch semantics: ints, slices (any nonzero step), None,
+    Ellipsis, bool masks and integer index tensors or lists (advanced indexing)."""
+    items = _expand_key(x, key)
+    out = x
+    dim = 0  # position in `out` of the next dim the key addresses
+    advanced: list[tuple[int, Tensor]] = []
+    for item in items:
+        if item is None:
+            out = out.unsqueeze(dim)
+            dim += 1
+        elif isinstance(item, int):
+            size = out.shape[dim]
+            if not -size <= item < size:
+                raise IndexOutOfRange(f"index {item} is out of range for dim {len(advanced)} "
+                                      f"of size {size}")
+            i = item + size if item < 0 else item
+            out = slice_dim(out, dim, i, i + 1).squeeze(dim)
+        elif isinstance(item, slice):
+            out = _apply_slice(out, dim, item)
+            dim += 1
+        elif item.dtype.is_bool:
+            mask_dims = out.shape[dim:dim + item.ndim]
+            if item.shape != mask_dims:
+                raise ShapeError(f"bool mask of shape {item.shape} does not match the indexed "
+                                 f"dims {mask_dims}")
+            coords = nonzero(item)
+            for k in range(item.ndim):
+                advanced.append((dim + k, coords[:, k] if item.ndim > 1 else coords[:, 0]))
+            dim += item.ndim
+        else:
+            advanced.append((dim, item))
+            dim += 1
+    return _advanced(out, advanced) if advanced else out
+
+
+def _apply_slice(x: Tensor, dim: int, s: slice) -> Tensor:
+    if s.step == 0:
+        raise ArgumentError("slice step cannot be zero")
+    picked = range(*s.indices(x.shape[dim]))
+    if picked.step > 0:
+        return slice_dim(x, dim, picked.start, max(picked.start, picked.stop), picked.step)
+    forward = picked[::-1]  # the same elements in increasing order
+    if not forward:
+        return slice_dim(x, dim, 0, 0)
+    return flip(slice_dim(x, dim, forward.start, forward.stop, forward.step), dim)
+
+
+def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
+    """Advanced indexing on dims `advanced` (positions in x, with their index tensors)."""
+    dims = [d for d, _ in advanced]
+    index_shape = broadcast_shapes(*(ix.shape for _, ix in advanced))
+    linear = None
+    for d, ix in advanced:
+        ix = checked_index(ix, x.shape[d], f"index for dim {d}")
+        linear = ix if linear is None else binary("add", binary("mul", linear, x.shape[d]), ix)
+    linear = broadcast_to(linear.cast(int32), index_shape)
+    rest = [d for d in range(x.ndim) if d not in dims]
+    moved = permute(x, dims + rest)
+    flat = reshape(moved, (numel(x.shape[d] for d in dims),) + tuple(x.shape[d] for d in rest))
+    picked = index_select(flat, 0, reshape(linear, -1))
+    out = reshape(picked, index_shape + flat.shape[1:])
+    adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+    if adjacent and dims[0] > 0:  # numpy keeps adjacent advanced dims in place
+        k = len(index_shape)
+        order = list(range(k, k + dims[0])) + list(range(k)) + list(range(k + dims[0], out.ndim))
+        out = permute(out, order)
+    return out
+
+
+def _positions(x: Tensor, key: Any) -> Tensor:
+    """The flat positions in x of the elements ``x[key]`` selects, shaped like ``x[key]``."""
+    from .creation import arange
+
+    return getitem(reshape(arange(x.numel(), device=x.device), x.shape), key)
+
+
+def index_put(x: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """A copy of x with ``x[indices]`` set to (or, with accumulate, increased by) values."""
+    positions = _positions(x, indices)
+    if isinstance(values, Tensor):
+        if values.device is not x.device:
+            raise DeviceError(f"values are on {values.device.name}, the tensor on "
+                              f"{x.device.name}")
+        if broadcast_shapes(values.shape, positions.shape) != positions.shape:
+            raise ShapeError(f"values of shape {values.shape} do not fit the indexed shape "
+                             f"{positions.shape}")
+    source = operand(values, x.dtype, positions.shape, x.device)
+    backend = x.device.backend
+    n = positions.numel()
+    flat_x = backend.reshape(x._h, (x.numel(),))
+    updated = backend.scatter(flat_x, 0, backend.reshape(positions._h, (n,)),
+                              backend.reshape(source, (n,)), "add" if accumulate else "assign")
+    return wrap(backend.reshape(updated, x.shape), x.shape, x.dtype, x.device)
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: x now refers to the updated values (other tensors are unchanged)."""
+    x._h = index_put(x, key, value)._h
+
+
+# ---- gather / scatter / selection ------------------------------------------------------------
+def _check_gather_index(x: Tensor, d: int, index: Tensor, what: str) -> Tensor:
+    index = _index_tensor(index, x.device)
+    if index.dtype.is_bool:
+        raise DTypeError(f"{what} needs an integer index, got bool")
+    if index.ndim != x.ndim:
+        raise ShapeError(f"{what}: index of shape {index.shape} must have the rank of the "
+                         f"input, shape {x.shape}")
+    return checked_index(index, x.shape[d], what, allow_negative=False)
+
+
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = x[i][index[i][j]]`` for dim 1 (and likewise for any dim)."""
+    d = norm_dim(dim, x.ndim)
+    index = _check_gather_index(x, d, index, "gather")
+    for k, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if k != d and a > b:
+            raise ShapeError(f"gather: index shape {index.shape} exceeds input shape {x.shape} "
+                             f"in dim {k}")
+    out = x.device.backend.gather(x._h, d, index._h)
+    return wrap(out, index.shape, x.dtype, x.device)
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, reduce: str | None = None, *,
+            value: Any = None) -> Tensor:
+    """A copy of x with ``out[i][index[i][j]] = src[i][j]`` (dim 1 shown); `src` may be a
+    scalar; ``reduce="add"`` accumulates instead."""
+    if src is None:
+        src = value
+    d = norm_dim(dim, x.ndim)
+    index = _check_gather_index(x, d, index, "scatter")
+    if reduce not in (None, "add", "sum"):
+        raise ArgumentError(f"scatter reduce is None or 'add', got {reduce!r}")
+    if isinstance(src, Tensor):
+        if src.ndim != x.ndim or any(a > b for a, b in zip(index.shape, src.shape)):
+            raise ShapeError(f"scatter: index shape {index.shape} does not fit src shape "
+                             f"{src.shape}")
+        if src.shape != index.shape:
+            src = getitem(src, tuple(slice(0, s) for s in index.shape))
+    source = operand(src, x.dtype, index.shape, x.device)
+    out = x.device.backend.scatter(x._h, d, index._h, source, "assign" if reduce is None
+                                   else "add")
+    return wrap(out, x.shape, x.dtype, x.device)
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """`scatter` with accumulation."""
+    return scatter(x, dim, index, src, reduce="add")
+
+
+def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
+    """The entries `index` (a 1-d integer tensor or list) along `dim`."""
+    d = norm_dim(dim, x.ndim)
+    index = _index_tensor(index, x.device)
+    if index.ndim > 1 or index.dtype.is_bool:
+        raise ShapeError(f"index_select needs a 1-d integer index, got shape {index.shape} "
+                         f"and {index.dtype.name}")
+    index = checked_index(reshape(index, -1), x.shape[d], "index_select")
+    shape = x.shape[:d] + (index.shape[0],) + x.shape[d + 1:]
+    return wrap(x.device.backend.index_select(x._h, d, index._h), shape, x.dtype, x.device)
+
+
+def take(x: Tensor, index: Any) -> Tensor:
+    """Elements of the flattened x at `index` (any shape; negative counts from the end)."""
+    index = _index_tensor(index, x.device)
+    return reshape(index_select(reshape(x, -1), 0, reshape(index, -1)), index.shape)
+
+
+def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """x with `value` where the bool `mask` (broadcast to x) is True."""
+    if not isinstance(mask, Tensor) or not mask.dtype.is_bool:
+        raise DTypeError("masked_fill needs a bool mask tensor")
+    if broadcast_shapes(mask.shape, x.shape) != x.shape:
+        raise ShapeError(f"mask of shape {mask.shape} does not broadcast to {x.shape}")
+    return where(mask, _like_scalar(value, x), x)
+
+
+def _like_scalar(value: Any, x: Tensor) -> Tensor:
+    """`value` (a tensor or a number) as a tensor of x's dtype, so `where` keeps that dtype."""
+    if isinstance(value, Tensor):
+        return value.cast(x.dtype)
+    return wrap(operand(value, x.dtype, (), x.device), (), x.dtype, x.device)
+
+
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The 1-d tensor of the elements of x where the bool `mask` is True."""
+    if not isinstance(mask, Tensor) or not mask.dtype.is_bool:
+        raise DTypeError("masked_select needs a bool mask tensor")
+    shape = broadcast_shapes(x.shape, mask.shape)
+    flat_mask = reshape(broadcast_to(mask, shape), -1)
+    return index_select(reshape(broadcast_to(x, shape), -1), 0, nonzero(flat_mask)[:, 0])
+
+
+def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
+    """int32 coordinates of the nonzero elements: shape (count, rank), or one 1-d tensor
+    per dim with `as_tuple`."""
+    h, shape = x.device.backend.nonzero(x._h)
+    coords = wrap(h, shape, int32, x.device)
+    if as_tuple:
+        return tuple(coords[:, k] for k in range(max(x.ndim, 1)))
+    return coords
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True) -> Any:
+    """Stable sort along `dim`: (values, int32 indices). NaN sorts as the largest value."""
+    if x.ndim == 0:
+        return ValuesIndices(x, wrap(x.device.backend.full((), 0, int32), (), int32, x.device))
+    d = norm_dim(dim, x.ndim)
+    values, indices = x.device.backend.sort(x._h, d, descending)
+    return ValuesIndices(wrap(values, x.shape, x.dtype, x.device),
+                         wrap(indices, x.shape, int32, x.device))
+
+
+def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
+    """int32 indices that sort x along `dim`."""
+    return sort(x, dim, descending).indices
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The `k` largest (or smallest) elements along `dim`, in order: (values, indices)."""
+    d = norm_dim(dim, max(x.ndim, 1))
+    size = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise ArgumentError(f"topk: k={k} is out of range for dim {dim} of size {size}")
+    values, indices = sort(x, d, descending=largest)
+    if x.ndim == 0:
+        return ValuesIndices(values, indices)
+    return ValuesIndices(slice_dim(values, d, 0, k), slice_dim(indices, d, 0, k))
+
+
+def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
+    """int32 one-hot encoding: a new last dim of size `num_classes` (max + 1 if -1)."""
+    from .creation import arange
+
+    if not x.dtype.is_integer:
+        raise DTypeError(f"one_hot needs an integer tensor, got {x.dtype.name}")
+    if num_classes == -1:
+        num_classes = int(x.amax().item()) + 1 if x.numel() else 0
+    checked_index(x, num_classes, "one_hot", allow_negative=False)
+    classes = arange(num_classes, device=x.device)
+    return binary("eq", x.unsqueeze(-1), classes).cast(int32)
+
+
+def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
+    from .creation import arange
+
+    if x.ndim < 2:
+        raise ShapeError(f"tril/triu need a tensor of rank >= 2, got shape {x.shape}")
+    rows, cols = x.shape[-2:]
+    offset = binary("sub", arange(cols, device=x.device),
+                    arange(rows, device=x.device).reshape(rows, 1))
+    keep = binary("le" if lower else "ge", offset, diagonal)
+    return where(keep, x, _like_scalar(0, x))
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Lower triangle of the last two dims (elements above `diagonal` set to 0)."""
+    return _triangle(x, diagonal, lower=True)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Upper triangle of the last two dims (elements below `diagonal` set to 0)."""
+    return _triangle(x, diagonal, lower=False)
+
+
+INDEXING = {"__getitem__": getitem, "__setitem__": setitem, "index_put": index_put,
+            "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
+            "index_select": index_select, "take": take, "masked_fill": masked_fill,
+            "masked_select": masked_select, "nonzero": nonzero, "sort": sort,
+            "argsort": argsort, "topk": topk, "tril": tril, "triu": triu}
+install(INDEXING)

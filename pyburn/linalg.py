@@ -1,0 +1,173 @@
+"""Linear algebra: matmul (batched, broadcasting), dot, outer, einsum."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+from .dtypes import promote
+from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from .math_ops import binary
+from .movement import broadcast_to, permute, reshape
+from .reduction import sum as reduce_sum
+from .shape import broadcast_shapes, numel
+from .tensor import Tensor, check_dtype_on, install, wrap
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """Matrix product with PyTorch's rules: 1-d operands are vectors, leading dims are
+    batch dims that broadcast."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise DTypeError("matmul needs two tensors")
+    if a.device is not b.device:
+        raise DeviceError(f"matmul: tensors are on different devices, {a.device.name} and "
+                          f"{b.device.name}")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"matmul needs tensors of rank >= 1, got shapes {a.shape} and {b.shape}")
+    dtype = promote(a.dtype, b.dtype)
+    if dtype.is_bool:
+        raise DTypeError("matmul is not defined for bool tensors")
+    check_dtype_on(dtype, a.device)
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not fit "
+                         f"({a2.shape[-1]} != {b2.shape[-2]})")
+    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a3 = broadcast_to(a2.cast(dtype), batch + a2.shape[-2:])
+    b3 = broadcast_to(b2.cast(dtype), batch + b2.shape[-2:])
+    shape = batch + (a2.shape[-2], b2.shape[-1])
+    out = wrap(a.device.backend.matmul(a3._h, b3._h), shape, dtype, a.device)
+    if a.ndim == 1:
+        out = out.squeeze(-2)
+    if b.ndim == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    """Inner product of two 1-d tensors of one length."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"dot needs two 1-d tensors, got shapes {a.shape} and {b.shape}")
+    return matmul(a, b)
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    """Outer product of two 1-d tensors: ``out[i, j] = a[i] * b[j]``."""
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"outer needs two 1-d tensors, got shapes {a.shape} and {b.shape}")
+    return binary("mul", a.unsqueeze(1), b.unsqueeze(0))
+
+
+def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
+    eq = equation.replace(" ", "")
+    inputs_text, arrow, output = eq.partition("->")
+    inputs = inputs_text.split(",")
+    if len(inputs) != len(operands):
+        raise ArgumentError(f"einsum {equation!r} names {len(inputs)} operands, got "
+                            f"{len(operands)}")
+    spare = iter(c for c in string.ascii_letters if c not in eq)
+    ellipsis_letters = ""
+    expanded = []
+    for term, x in zip(inputs, operands):
+        if "..." in term:
+            n = x.ndim - (len(term) - 3)
+            while len(ellipsis_letters) < n:
+                ellipsis_letters = next(spare) + ellipsis_letters
+            term = term.replace("...", ellipsis_letters[len(ellipsis_letters) - n:])
+        if len(term) != x.ndim or not term.isalpha():
+            raise ArgumentError(f"einsum term {term!r} does not fit an operand of shape "
+                                f"{x.shape}")
+        expanded.append(term)
+    if arrow:
+        output = output.replace("...", ellipsis_letters)
+    else:
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        output = ellipsis_letters + "".join(sorted(c for c, k in counts.items()
+                                                   if k == 1 and c not in ellipsis_letters))
+    if not output.isalpha() and output:
+        raise ArgumentError(f"bad einsum output {output!r}")
+    return expanded, output
+
+
+def _diagonal(x: Tensor, term: str) -> tuple[Tensor, str]:
+    """Take the diagonal over every letter repeated within one term."""
+    while len(set(term)) != len(term):
+        c = next(ch for ch in term if term.count(ch) > 1)
+        i, j = term.index(c), term.index(c, term.index(c) + 1)
+        if x.shape[i] != x.shape[j]:
+            raise ShapeError(f"einsum: repeated index {c!r} has sizes {x.shape[i]} and "
+                             f"{x.shape[j]}")
+        n = x.shape[i]
+        order = [i, j] + [k for k in range(x.ndim) if k not in (i, j)]
+        flat = reshape(permute(x, order), (n * n,) + tuple(x.shape[k] for k in order[2:]))
+        from .creation import arange
+
+        x = flat.index_select(0, binary("mul", arange(n, device=x.device), n + 1))
+        term = c + "".join(term[k] for k in order[2:])
+    return x, term
+
+
+def _sum_private(x: Tensor, term: str, keep: str) -> tuple[Tensor, str]:
+    """Sum out letters of `term` that appear nowhere in `keep`."""
+    gone = [k for k, c in enumerate(term) if c not in keep]
+    if gone:
+        x = reduce_sum(x, tuple(gone))
+        term = "".join(c for c in term if c not in "".join(term[k] for k in gone))
+    return x, term
+
+
+def _contract(a: Tensor, ta: str, b: Tensor, tb: str, keep: str) -> tuple[Tensor, str]:
+    """Contract two operands into one as a batched matmul: batch letters are shared and
+    kept, summed letters shared and dropped, the rest free."""
+    sizes = dict(zip(ta, a.shape)) | dict(zip(tb, b.shape))
+    for c in set(ta) & set(tb):
+        sa, sb = a.shape[ta.index(c)], b.shape[tb.index(c)]
+        if sa != sb and 1 not in (sa, sb):
+            raise ShapeError(f"einsum: index {c!r} has sizes {sa} and {sb}")
+        sizes[c] = max(sa, sb)
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    free_a = [c for c in ta if c not in tb]
+    free_b = [c for c in tb if c not in ta]
+    a_shape = tuple(sizes[c] for c in batch + free_a + summed)
+    b_shape = tuple(sizes[c] for c in batch + summed + free_b)
+    a_mat = broadcast_to(permute(a, [ta.index(c) for c in batch + free_a + summed]), a_shape)
+    b_mat = broadcast_to(permute(b, [tb.index(c) for c in batch + summed + free_b]), b_shape)
+    nb = tuple(sizes[c] for c in batch)
+    m, k, n = (numel(sizes[c] for c in group) for group in (free_a, summed, free_b))
+    product = matmul(reshape(a_mat, nb + (m, k)), reshape(b_mat, nb + (k, n)))
+    out = reshape(product, nb + tuple(sizes[c] for c in free_a + free_b))
+    return out, "".join(batch + free_a + free_b)
+
+
+def einsum(equation: str, *operands: Tensor) -> Tensor:
+    """Einstein summation, e.g. ``einsum("bij,bjk->bik", a, b)``; supports repeated
+    indices (diagonals), implicit outputs and ``...``."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ArgumentError("einsum needs at least one operand")
+    terms, output = _parse_einsum(equation, operands)
+    if len(set(output)) != len(output) or any(c not in "".join(terms) for c in output):
+        raise ArgumentError(f"einsum output {output!r} repeats a letter or names one that no "
+                            "input has")
+    items = []
+    for x, term in zip(operands, terms):
+        x, term = _diagonal(x, term)
+        items.append((x, term))
+    for i, (x, term) in enumerate(items):
+        others = output + "".join(t for j, (_, t) in enumerate(items) if j != i)
+        items[i] = _sum_private(x, term, others)
+    x, term = items[0]
+    for i, (y, ty) in enumerate(items[1:], start=1):
+        keep = output + "".join(t for _, t in items[i + 1:])
+        x, term = _contract(x, term, y, ty, keep)
+    x, term = _sum_private(x, term, output)
+    return permute(x, [term.index(c) for c in output]) if term != output else x
+
+
+LINALG = {"matmul": matmul, "__matmul__": matmul,
+          "__rmatmul__": lambda self, other: matmul(other, self), "dot": dot, "outer": outer,
+          "mm": matmul, "bmm": matmul, "mv": matmul}
+install(LINALG)

@@ -1,0 +1,291 @@
+"""Elementwise ops: dtype rules of the op table, broadcasting, and the composites built on them.
+
+Every primitive in ``pyburn.elementwise`` becomes a function here (``pyburn.exp(x)``) and a
+method (``x.exp()``); its docstring comes from the table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .dtypes import (
+    DType,
+    bool_,
+    default_float,
+    default_int,
+    promote,
+    promote_with_scalar,
+    scalar_dtype,
+)
+from .elementwise import BINARY, UNARY, ElementwiseOp
+from .errors import DeviceError, DTypeError
+from .shape import Shape, broadcast_shapes
+from .tensor import Tensor, check_dtype_on, install, wrap
+
+Operand = Tensor | int | float | bool
+
+
+def _domain_dtypes(op: ElementwiseOp, dtype: DType) -> tuple[DType, DType]:
+    """(input dtype, result dtype) of `op` applied to operands promoted to `dtype`."""
+    domain = op.domain
+    if domain == "float":
+        dtype = dtype if dtype.is_floating_point else default_float
+        return dtype, dtype
+    if domain in ("numeric", "rounding"):
+        dtype = default_int if dtype.is_bool else dtype
+        return dtype, dtype
+    if domain == "compare":
+        return dtype, bool_
+    if domain == "logical":
+        return bool_, bool_
+    if dtype.is_floating_point:
+        raise DTypeError(f"{op.name} needs integer or bool tensors, got {dtype.name}")
+    return dtype, dtype
+
+
+def operand(value: Operand, dtype: DType, shape: Shape, device) -> Any:
+    """The handle of `value` (a tensor or a Python scalar) as `dtype`, broadcast to `shape`."""
+    backend = device.backend
+    if isinstance(value, Tensor):
+        h = value._h if value.dtype is dtype else backend.cast(value._h, dtype)
+        if value.shape != shape:
+            if len(value.shape) != len(shape):
+                h = backend.reshape(h, (1,) * (len(shape) - len(value.shape)) + value.shape)
+            h = backend.expand(h, shape)
+        return h
+    h = backend.full((1,) * len(shape), _scalar_as(value, dtype), dtype)
+    return h if all(s == 1 for s in shape) else backend.expand(h, shape)
+
+
+def _scalar_as(value: int | float | bool, dtype: DType) -> int | float | bool:
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_floating_point:
+        return float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise DTypeError(f"cannot use {value} with an integer tensor of {dtype.name}")
+        return int(value)
+    return int(value)
+
+
+def unary(name: str, x: Tensor) -> Tensor:
+    """Apply the unary primitive `name` of the op table to `x`."""
+    op = UNARY[name]
+    if not isinstance(x, Tensor):
+        raise DTypeError(f"{name} expects a tensor, got {type(x).__name__}")
+    dtype, out = _domain_dtypes(op, x.dtype)
+    if op.domain == "rounding" and not dtype.is_floating_point:
+        return x if x.dtype is dtype else x.cast(dtype)
+    backend = x.device.backend
+    h = x._h if x.dtype is dtype else backend.cast(x._h, dtype)
+    return wrap(backend.unary(name, h, out), x.shape, out, x.device)
+
+
+def binary(name: str, a: Operand, b: Operand) -> Tensor:
+    """Apply the binary primitive `name` to two tensors, or a tensor and a Python scalar,
+    with broadcasting and dtype promotion."""
+    op = BINARY[name]
+    if isinstance(a, Tensor):
+        device = a.device
+        if isinstance(b, Tensor):
+            if b.device is not device:
+                raise DeviceError(f"{name}: tensors are on different devices, "
+                                  f"{device.name} and {b.device.name}")
+            dtype = promote(a.dtype, b.dtype)
+            shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+        else:
+            dtype = promote_with_scalar(a.dtype, _number(b, name))
+            shape = a.shape
+    elif isinstance(b, Tensor):
+        device = b.device
+        dtype = promote_with_scalar(b.dtype, _number(a, name))
+        shape = b.shape
+    else:
+        raise DTypeError(f"{name} needs at least one tensor, got {type(a).__name__} and "
+                         f"{type(b).__name__}")
+    dtype, out = _domain_dtypes(op, dtype)
+    check_dtype_on(dtype, device)
+    ha = operand(a, dtype, shape, device)
+    hb = operand(b, dtype, shape, device)
+    return wrap(device.backend.binary(name, ha, hb, out), shape, out, device)
+
+
+def _number(value: Any, name: str) -> int | float | bool:
+    if isinstance(value, (bool, int, float)):
+        return value
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return value.item()  # numpy scalars
+    raise DTypeError(f"{name}: expected a tensor or a Python number, got {type(value).__name__}")
+
+
+def _make_unary(name: str) -> Callable[[Tensor], Tensor]:
+    def fn(x: Tensor) -> Tensor:
+        return unary(name, x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = UNARY[name].doc
+    return fn
+
+
+def _make_binary(name: str) -> Callable[[Operand, Operand], Tensor]:
+    def fn(a: Operand, b: Operand) -> Tensor:
+        return binary(name, a, b)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = BINARY[name].doc
+    return fn
+
+
+PRIMITIVES: dict[str, Callable] = {name: _make_unary(name) for name in UNARY}
+PRIMITIVES.update({name: _make_binary(name) for name in BINARY})
+globals().update(PRIMITIVES)
+
+
+# ---- composites -----------------------------------------------------------------------------
+def square(x: Tensor) -> Tensor:
+    """x * x."""
+    return binary("mul", x, x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x))."""
+    return binary("div", 1.0, binary("add", unary("exp", unary("neg", _floating(x))), 1.0))
+
+
+def _floating(x: Tensor) -> Tensor:
+    return x if x.dtype.is_floating_point else x.cast(default_float)
+
+
+def div(a: Operand, b: Operand, *, rounding_mode: str | None = None) -> Tensor:
+    """a / b; `rounding_mode` None (true division), "trunc" or "floor" as in PyTorch."""
+    if rounding_mode is None:
+        return binary("div", a, b)
+    if rounding_mode == "floor":
+        return binary("floor_divide", a, b)
+    if rounding_mode == "trunc":
+        q = binary("floor_divide", a, b)
+        if q.dtype.is_floating_point:
+            return unary("trunc", binary("div", a, b))
+        # floor and trunc differ where the division is inexact and the quotient negative
+        fix = binary("logical_and", binary("ne", binary("remainder", a, b), 0),
+                     binary("lt", q, 0))
+        return where(fix, binary("add", q, 1), q)
+    raise DTypeError(f"rounding_mode is None, 'trunc' or 'floor', got {rounding_mode!r}")
+
+
+def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
+    """Elementwise ``a if condition else b`` with broadcasting; condition must be bool."""
+    if not isinstance(condition, Tensor) or not condition.dtype.is_bool:
+        got = condition.dtype.name if isinstance(condition, Tensor) else type(condition).__name__
+        raise DTypeError(f"where needs a bool condition tensor, got {got}")
+    device = condition.device
+    shapes = [condition.shape]
+    dtype: DType | None = None
+    for v in (a, b):
+        if isinstance(v, Tensor):
+            if v.device is not device:
+                raise DeviceError(f"where: tensors are on different devices, "
+                                  f"{device.name} and {v.device.name}")
+            shapes.append(v.shape)
+            dtype = v.dtype if dtype is None else promote(dtype, v.dtype)
+    if dtype is None:
+        dtype = promote(scalar_dtype(a), scalar_dtype(b))
+    for v in (a, b):
+        if not isinstance(v, Tensor):
+            dtype = promote_with_scalar(dtype, _number(v, "where"))
+    shape = broadcast_shapes(*shapes)
+    hc = operand(condition, bool_, shape, device)
+    ha = operand(a, dtype, shape, device)
+    hb = operand(b, dtype, shape, device)
+    return wrap(device.backend.where(hc, ha, hb), shape, dtype, device)
+
+
+def clamp(x: Tensor, min: Operand | None = None, max: Operand | None = None) -> Tensor:  # noqa: A002
+    """Limit values to [min, max] (either may be None; tensors broadcast; NaN stays NaN)."""
+    if min is None and max is None:
+        raise DTypeError("clamp needs min or max")
+    out = x
+    if min is not None:
+        out = binary("maximum", out, min)
+    if max is not None:
+        out = binary("minimum", out, max)
+    return out
+
+
+def isclose(a: Tensor, b: Operand, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Tensor:
+    """|a - b| <= atol + rtol * |b|, elementwise (infinities must match exactly)."""
+    close = binary("le", unary("abs", binary("sub", a, b)),
+                   binary("add", binary("mul", unary("abs", _as_float_operand(b)), rtol), atol))
+    close = binary("logical_or", close, binary("eq", a, b))
+    if equal_nan:
+        nan_b = unary("isnan", b) if isinstance(b, Tensor) else math.isnan(float(b))
+        close = binary("logical_or", close, binary("logical_and", unary("isnan", a), nan_b))
+    return close
+
+
+def _as_float_operand(b: Operand) -> Operand:
+    return _floating(b) if isinstance(b, Tensor) else float(b)
+
+
+def allclose(a: Tensor, b: Operand, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> bool:
+    """True if every element of a is close to b (see `isclose`)."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all().item())
+
+
+def sub(a: Operand, b: Operand, *, alpha: float | int = 1) -> Tensor:
+    """a - alpha * b."""
+    return binary("sub", a, b if alpha == 1 else binary("mul", b, alpha))
+
+
+def add(a: Operand, b: Operand, *, alpha: float | int = 1) -> Tensor:
+    """a + alpha * b."""
+    return binary("add", a, b if alpha == 1 else binary("mul", b, alpha))
+
+
+COMPOSITES: dict[str, Callable] = {
+    "square": square, "sigmoid": sigmoid, "div": div, "true_divide": PRIMITIVES["div"],
+    "where": lambda self, condition, other: where(condition, self, other),
+    "clamp": clamp, "clip": clamp, "isclose": isclose, "allclose": allclose, "sub": sub,
+    "add": add, "multiply": PRIMITIVES["mul"], "subtract": sub, "divide": div,
+    "negative": PRIMITIVES["neg"], "absolute": PRIMITIVES["abs"], "arctan2": PRIMITIVES["atan2"],
+}
+
+
+def _invert(x: Tensor) -> Tensor:
+    return unary("logical_not", x) if x.dtype.is_bool else unary("bitwise_not", x)
+
+
+def _operator(fn: Callable, reflected: bool = False) -> Callable:
+    """A binary dunder: NotImplemented for operands that are neither tensors nor numbers,
+    so Python can try the other operand's method."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        if not isinstance(other, (Tensor, bool, int, float)):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+
+    return method
+
+
+_OPERATORS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div",
+              "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
+              "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+              "lshift": "left_shift", "rshift": "right_shift"}
+_DUNDERS: dict[str, Callable] = {}
+for _py, _op in _OPERATORS.items():
+    _DUNDERS[f"__{_py}__"] = _operator(PRIMITIVES[_op])
+    _DUNDERS[f"__r{_py}__"] = _operator(PRIMITIVES[_op], reflected=True)
+for _py in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _DUNDERS[f"__{_py}__"] = _operator(PRIMITIVES[_py])
+_DUNDERS.update({"__neg__": PRIMITIVES["neg"], "__abs__": PRIMITIVES["abs"],
+                 "__pos__": lambda self: self, "__invert__": _invert})
+
+
+install(PRIMITIVES)
+install(COMPOSITES)
+install(_DUNDERS)

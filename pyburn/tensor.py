@@ -1,0 +1,264 @@
+"""`pyburn.Tensor`: a handle on a backend, plus the shape, dtype and device it stands for.
+
+The tensor layer validates arguments, infers result shapes and dtypes, broadcasts and
+promotes, then makes one backend call per primitive. Ops live in the modules named at the
+bottom of this file (math_ops, reduction, movement, indexing, linalg) and are installed as
+methods there, so every op is written once and reachable both as ``pyburn.f(t)`` and
+``t.f()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import buffer
+from .device import Device
+from .device import device as as_device
+from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
+from .errors import ArgumentError, DTypeError, ShapeError
+from .shape import Shape, norm_dim, numel
+
+
+class Tensor:
+    """An n-dimensional array on a device, with PyTorch-style operations.
+
+    >>> import pyburn
+    >>> x = pyburn.tensor([[1.0, 2.0], [3.0, 4.0]], device="flex")
+    >>> (x * 2 + 1).sum(dim=1).tolist()
+    [8.0, 16.0]
+    """
+
+    __slots__ = ("_h", "shape", "dtype", "device", "__weakref__")
+    _h: Any
+    shape: Shape
+    dtype: DType
+    device: Device
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise TypeError("create tensors with pyburn.tensor(...), pyburn.zeros(...) and friends")
+
+    # ---- description ---------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions (rank)."""
+        return len(self.shape)
+
+    def dim(self) -> int:
+        """Number of dimensions (rank), as in PyTorch."""
+        return len(self.shape)
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return numel(self.shape)
+
+    def size(self, dim: int | None = None) -> Shape | int:
+        """The shape, or the size of dimension `dim`."""
+        return self.shape if dim is None else self.shape[norm_dim(dim, self.ndim)]
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        """True for float16/32/64 tensors."""
+        return self.dtype.is_floating_point
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The tensor with its dimensions reversed."""
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        """The last two dimensions swapped (batched matrix transpose)."""
+        return self.transpose(-2, -1)
+
+    # ---- conversion -----------------------------------------------------------------------
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        """Move to a device and/or cast to a dtype: ``t.to("cpu")``, ``t.to(pyburn.float64)``,
+        ``t.to("flex", pyburn.int32)``."""
+        for arg in args:
+            if isinstance(arg, (Device, str)) and not _is_dtype_name(arg):
+                device = arg
+            else:
+                dtype = arg
+        out = self
+        if device is not None:
+            out = _move(out, as_device(device))
+        if dtype is not None:
+            out = out.cast(dtype)
+        return out
+
+    def cast(self, dtype: Any) -> Tensor:
+        """This tensor converted to `dtype` (floats to ints truncate toward zero)."""
+        dtype = as_dtype(dtype)
+        if dtype is self.dtype:
+            return self
+        check_dtype_on(dtype, self.device)
+        return wrap(self.device.backend.cast(self._h, dtype), self.shape, dtype, self.device)
+
+    def float(self) -> Tensor:
+        """Cast to float32."""
+        return self.cast(float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return self.cast(float64)
+
+    def half(self) -> Tensor:
+        """Cast to float16."""
+        return self.cast(float16)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return self.cast(int32)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return self.cast(int64)
+
+    def bool(self) -> Tensor:
+        """Cast to bool (nonzero is True)."""
+        return self.cast(bool_)
+
+    def clone(self) -> Tensor:
+        """A new tensor with the same values (handles are immutable, so this is cheap)."""
+        return wrap(self._h, self.shape, self.dtype, self.device)
+
+    def contiguous(self) -> Tensor:
+        """This tensor (pyburn's backends manage memory layout themselves)."""
+        return self
+
+    # ---- readback ---------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The elements as C-ordered little-endian bytes."""
+        return self.device.backend.to_bytes(self._h, self.shape, self.dtype)
+
+    async def to_bytes_async(self) -> bytes:
+        """Awaitable `to_bytes`, for platforms that cannot block (browsers)."""
+        return await self.device.backend.to_bytes_async(self._h, self.shape, self.dtype)
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists; a 0-d tensor gives a scalar."""
+        return buffer.nest(buffer.unpack(self.to_bytes(), self.dtype), self.shape)
+
+    async def tolist_async(self) -> Any:
+        """Awaitable `tolist`."""
+        return buffer.nest(buffer.unpack(await self.to_bytes_async(), self.dtype), self.shape)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python scalar."""
+        self._check_one_element("item()")
+        return buffer.unpack(self.to_bytes(), self.dtype)[0]
+
+    async def item_async(self) -> Any:
+        """Awaitable `item`."""
+        self._check_one_element("item()")
+        return buffer.unpack(await self.to_bytes_async(), self.dtype)[0]
+
+    def numpy(self) -> Any:
+        """A new writable numpy array with the values (needs numpy)."""
+        return _to_numpy(self.to_bytes(), self)
+
+    async def numpy_async(self) -> Any:
+        """Awaitable `numpy`."""
+        return _to_numpy(await self.to_bytes_async(), self)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def _check_one_element(self, what: str) -> None:
+        if self.numel() != 1:
+            raise ArgumentError(f"{what} needs a tensor with one element, got shape {self.shape}")
+
+    def __bool__(self) -> bool:
+        self._check_one_element("bool()")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        self._check_one_element("int()")
+        return int(self.item())
+
+    def __float__(self) -> float:
+        self._check_one_element("float()")
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if not (self.dtype.is_integer or self.dtype.is_bool):
+            raise DTypeError(f"only integer tensors can be used as an index, got {self.dtype.name}")
+        return int(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise ShapeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise ShapeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from .formatting import format_tensor
+
+        return format_tensor(self)
+
+    def __reduce__(self):
+        from .creation import tensor as make
+
+        return (_rebuild, (make, self.to_bytes(), self.shape, self.dtype.name, self.device.name))
+
+
+def _rebuild(make, data: bytes, shape: Shape, dtype: str, device: str) -> Tensor:
+    return make(data, shape=shape, dtype=dtype, device=device)
+
+
+def _is_dtype_name(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        as_dtype(value)
+    except DTypeError:
+        return False
+    return True
+
+
+def _move(x: Tensor, target: Device) -> Tensor:
+    if target is x.device:
+        return x
+    check_dtype_on(x.dtype, target)
+    handle = target.backend.from_bytes(x.to_bytes(), x.shape, x.dtype)
+    return wrap(handle, x.shape, x.dtype, target)
+
+
+def _to_numpy(data: bytes, x: Tensor) -> Any:
+    from .backends.numpy_support import require_numpy
+
+    np = require_numpy()
+    dtype = "bool" if x.dtype is bool_ else x.dtype.name
+    return np.frombuffer(bytearray(data), dtype=dtype).reshape(x.shape)
+
+
+def wrap(handle: Any, shape: Shape, dtype: DType, device: Device) -> Tensor:
+    """A Tensor for a backend handle whose shape and dtype the caller knows."""
+    t = object.__new__(Tensor)
+    t._h = handle
+    t.shape = shape
+    t.dtype = dtype
+    t.device = device
+    return t
+
+
+def check_dtype_on(dtype: DType, device: Device) -> None:
+    """Raise DTypeError if `device` cannot store `dtype`."""
+    if dtype not in device.backend.dtypes:
+        raise DTypeError(f"device {device.name!r} does not support {dtype.name}")
+
+
+def install(functions: dict[str, Any]) -> None:
+    """Make each function a method of Tensor under its key (``t.f(...)`` is ``f(t, ...)``)."""
+    for name, fn in functions.items():
+        setattr(Tensor, name, fn)

@@ -1,0 +1,1 @@
+"""pyburn's conformance suite: every tensor op on every available device."""

@@ -1,0 +1,55 @@
+"""Parametrizes the conformance suite over every available device and keeps the golden file.
+
+Any test that takes a `device` argument (directly or through the `check` fixture) runs once
+per device of ``pyburn.available_devices()``, with the device's name as its id.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pyburn
+
+from .helpers import GOLDEN, OpChecker
+
+DEVICES = pyburn.available_devices()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize `device` first, so that a test id starts with the device name."""
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", DEVICES, ids=[d.name for d in DEVICES])
+
+
+def golden_key(node: pytest.Item) -> str:
+    """The test's id without its device part: the same on every device and platform."""
+    callspec = node.callspec
+    name = callspec.params["device"].name
+    rest = callspec.id[len(name):]
+    assert callspec.id.startswith(name) and rest[:1] in ("", "-"), (
+        f"the device id must come first in {callspec.id!r}")
+    params = rest[1:]
+    return f"{Path(str(node.path)).name}::{node.originalname}" + (f"[{params}]" if params else "")
+
+
+@pytest.fixture
+def check(request: pytest.FixtureRequest, device) -> OpChecker:
+    """An `OpChecker` for this test on `device`."""
+    return OpChecker(device, golden_key(request.node))
+
+
+@pytest.fixture
+def other_device(device):
+    """A device other than `device`; skips where only one is available."""
+    others = [d for d in DEVICES if d is not device]
+    if not others:
+        pytest.skip("needs a second available device")
+    return others[0]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Merge the references this run computed into build/conformance-golden.json."""
+    GOLDEN.save()
