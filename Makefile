@@ -12,9 +12,10 @@ PIP := $(BIN)/python -m pip
 # run writes, so the desktop run goes first).
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py
 
-# Everything that goes into the pyburn wheel (compiled caches excluded: they change on every run).
+# Everything that goes into the pyburn wheel: files, and folders so that a deleted file counts
+# too (compiled caches excluded: they change on every run).
 WHEEL_INPUTS := pyproject.toml README.md \
-	$(shell find pyburn shaders -type f -not -path '*/__pycache__/*' 2>/dev/null)
+	$(shell find pyburn shaders -not -path '*/__pycache__*' 2>/dev/null)
 
 DEV_STAMP := $(VENV)/.installed-dev
 NUMPY_STAMP := $(VENV)/.installed-numpy
@@ -27,7 +28,7 @@ RUFF := $(BIN)/ruff check .
 PYTEST := $(BIN)/pytest -q
 PYODIDE := node tests/pyodide/run.mjs $(PYODIDE_TESTS)
 
-.PHONY: help test demo lint test-desktop test-pyodide wheel clean
+.PHONY: help test demo lint test-desktop test-pyodide bench bench-pyodide wheel clean
 .DELETE_ON_ERROR:
 
 help:
@@ -36,6 +37,8 @@ help:
 	@echo "make lint          ruff only"
 	@echo "make test-desktop  pytest on this Python only"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
+	@echo "make bench         pyburn bench: pyburn next to numpy, PyTorch and plain Python"
+	@echo "make bench-pyodide the flex matmul benchmark inside Pyodide (BENCH=... for others)"
 	@echo "make wheel         build build/dist/pyburn-*.whl"
 	@echo "make clean         remove .venv, node_modules and build"
 
@@ -55,6 +58,13 @@ test-desktop: $(DEV_STAMP)
 
 test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
+
+# BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
+bench: $(DEV_STAMP)
+	$(BIN)/pyburn bench $(BENCH)
+
+bench-pyodide: $(NPM_STAMP) $(WHEEL_STAMP)
+	node tests/pyodide/bench.mjs $(BENCH)
 
 wheel: $(WHEEL_STAMP)
 

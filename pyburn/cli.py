@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pyburn
 
+from . import bench
 from .device import default_device, device_report
 from .errors import PyburnError
 
@@ -21,6 +22,7 @@ _EPILOG = """\
 examples:
   pyburn info                      devices available here, and the default one
   PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
+  pyburn bench                     pyburn's speed next to numpy, PyTorch and plain Python
 """
 
 
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         "works here (and if not, why not), and which device new tensors go to.",
     )
     info.set_defaults(run=_info)
+    bench.add_parser(commands)
     return parser
 
 

@@ -78,10 +78,7 @@ def _div(a: float, b: float) -> float:
 
 
 def _floordiv(a: float, b: float) -> float:
-    if b == 0 or math.isinf(a) or math.isinf(b) or a != a or b != b:
-        q = _div(a, b)
-        return q if (q != q or math.isinf(q)) else math.floor(q)
-    return float(a // b)
+    return _div(a, b) if b == 0 else float(a // b)
 
 
 def _remainder(a: float, b: float) -> float:
@@ -110,7 +107,7 @@ def _pow(a: float, b: float) -> float:
 def _int_pow(a: int, b: int) -> int:
     if b < 0:
         return 1 if a == 1 else ((-1) ** (-b) if a == -1 else 0)
-    return a**b
+    return pow(a, b, 1 << 64)  # the low 64 bits: what every integer dtype keeps after wrapping
 
 
 def _int_floordiv(a: int, b: int) -> int:
@@ -122,7 +119,18 @@ def _int_remainder(a: int, b: int) -> int:
 
 
 def _int_fmod(a: int, b: int) -> int:
-    return int(math.fmod(a, b)) if b else 0
+    if not b:
+        return 0
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def _left_shift(a: int, b: int) -> int:
+    return a << b if 0 <= b < 64 else 0
+
+
+def _right_shift(a: int, b: int) -> int:
+    return a >> b if 0 <= b < 64 else (0 if a >= 0 else -1)
 
 
 def _sign(x):
@@ -241,7 +249,7 @@ BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("bitwise_and", 2, "bitwise", operator.and_, "bitwise_and", "Bitwise and (a & b)."),
     _E("bitwise_or", 2, "bitwise", operator.or_, "bitwise_or", "Bitwise or (a | b)."),
     _E("bitwise_xor", 2, "bitwise", operator.xor, "bitwise_xor", "Bitwise xor (a ^ b)."),
-    _E("left_shift", 2, "bitwise", operator.lshift, "left_shift", "a << b."),
-    _E("right_shift", 2, "bitwise", operator.rshift, "right_shift",
+    _E("left_shift", 2, "bitwise", _left_shift, "left_shift", "a << b."),
+    _E("right_shift", 2, "bitwise", _right_shift, "right_shift",
        "Arithmetic right shift a >> b."),
 )}

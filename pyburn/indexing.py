@@ -90,6 +90,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     items = _expand_key(x, key)
     out = x
     dim = 0  # position in `out` of the next dim the key addresses
+    source = 0  # the dim of x that the next item indexes, for error messages
     advanced: list[tuple[int, Tensor]] = []
     for item in items:
         if item is None:
@@ -98,25 +99,32 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         elif isinstance(item, int):
             size = out.shape[dim]
             if not -size <= item < size:
-                raise IndexOutOfRange(f"index {item} is out of range for dim {len(advanced)} "
+                raise IndexOutOfRange(f"index {item} is out of range for dim {source} "
                                       f"of size {size}")
             i = item + size if item < 0 else item
             out = slice_dim(out, dim, i, i + 1).squeeze(dim)
+            source += 1
         elif isinstance(item, slice):
             out = _apply_slice(out, dim, item)
             dim += 1
+            source += 1
         elif item.dtype.is_bool:
+            if item.ndim == 0:  # a scalar mask adds a dim that keeps everything or nothing
+                out = out.unsqueeze(dim)
+                item = reshape(item, 1)
             mask_dims = out.shape[dim:dim + item.ndim]
             if item.shape != mask_dims:
                 raise ShapeError(f"bool mask of shape {item.shape} does not match the indexed "
                                  f"dims {mask_dims}")
             coords = nonzero(item)
             for k in range(item.ndim):
-                advanced.append((dim + k, coords[:, k] if item.ndim > 1 else coords[:, 0]))
+                advanced.append((dim + k, coords[:, k]))
             dim += item.ndim
+            source += item.ndim
         else:
             advanced.append((dim, item))
             dim += 1
+            source += 1
     return _advanced(out, advanced) if advanced else out
 
 

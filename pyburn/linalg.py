@@ -33,7 +33,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a2.shape[-1] != b2.shape[-2]:
         raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not fit "
                          f"({a2.shape[-1]} != {b2.shape[-2]})")
-    batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    try:
+        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ShapeError:
+        raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} do not "
+                         "broadcast") from None
     a3 = broadcast_to(a2.cast(dtype), batch + a2.shape[-2:])
     b3 = broadcast_to(b2.cast(dtype), batch + b2.shape[-2:])
     shape = batch + (a2.shape[-2], b2.shape[-1])

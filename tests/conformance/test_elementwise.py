@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
@@ -89,11 +89,15 @@ def test_float_op_on_integers_gives_float32(check, name, dtype):
 
 NUMERIC_UNARY = {
     "neg": (lambda t: t.neg(), lambda a: -a),
+    "neg_fn": (pb("neg"), lambda a: -a),
     "neg_operator": (lambda t: -t, lambda a: -a),
     "abs": (lambda t: t.abs(), np.abs),
+    "abs_fn": (pb("abs"), np.abs),
     "abs_builtin": (abs, np.abs),
     "sign": (lambda t: t.sign(), np.sign),
+    "sign_fn": (pb("sign"), np.sign),
     "square": (lambda t: t.square(), np.square),
+    "square_fn": (pb("square"), np.square),
 }
 
 
@@ -317,8 +321,11 @@ LOGICAL = {
 @pytest.mark.parametrize("dtype", ["bool", "float32", "int32"])
 @pytest.mark.parametrize("name", LOGICAL)
 def test_logical(check, name, dtype):
-    a = check.tensor([[0, 1, 2, 0], [3, 0, 0, 1]], dtype) if dtype != "bool" else check.bools((2, 4))
-    b = check.tensor([[0, 0, 1, 5]], dtype) if dtype != "bool" else check.bools((1, 4))
+    if dtype == "bool":
+        a, b = check.bools((2, 4)), check.bools((1, 4))
+    else:
+        a = check.tensor([[0, 1, 2, 0], [3, 0, 0, 1]], dtype)
+        b = check.tensor([[0, 0, 1, 5]], dtype)
     check.op(getattr(pyburn, name), a, b, ref=LOGICAL[name])
     check.op(lambda x, y: getattr(x, name)(y), a, b, ref=LOGICAL[name])
 
@@ -342,8 +349,10 @@ BITWISE = {
 def test_bitwise(check, name, dtype):
     check.require(dtype)
     op, fn = BITWISE[name]
-    a = check.values((3, 4), dtype) if dtype != "int32" else check.ints((3, 4), -2**31, 2**31)
-    b = check.values((1, 4), dtype) if dtype != "int32" else check.ints((1, 4), -2**31, 2**31)
+    if dtype == "int32":  # every bit pattern, sign bit included
+        a, b = check.ints((3, 4), dtype, -2**31, 2**31), check.ints((1, 4), dtype, -2**31, 2**31)
+    else:
+        a, b = check.values((3, 4), dtype), check.values((1, 4), dtype)
     check.op(op, a, b)
     check.op(fn, a, b, ref=op)
 

@@ -10,7 +10,7 @@ already give 0 in numpy (the warning it would raise is silenced by the backend).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

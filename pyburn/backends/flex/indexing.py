@@ -52,7 +52,8 @@ def index_select(x: Buf, axis: int, index: Buf) -> Buf:
     inner = numel(x.shape[axis + 1:])
     picks = index.flat()
     out = array(TYPECODE[x.dtype])
-    for start in range(0, numel(x.shape[:axis]) * size, size):
+    for outer in range(numel(x.shape[:axis])):
+        start = outer * size
         if inner == 1:
             out.extend(array(out.typecode, [flat[start + i] for i in picks]))
         else:

@@ -115,6 +115,10 @@ class Buf:
         self.offset = offset
         self._flat: array | None = None
 
+    def __repr__(self) -> str:
+        return (f"Buf({self.dtype.name}, shape={self.shape}, strides={self.strides}, "
+                f"offset={self.offset})")
+
     @property
     def size(self) -> int:
         """Number of elements."""
@@ -155,7 +159,7 @@ class Buf:
 
 def _half(value: float) -> float:
     try:
-        return struct.unpack("<e", struct.pack("<e", value))[0]
+        return struct.unpack("<e", struct.pack("<e", float(value)))[0]
     except OverflowError:  # beyond the largest half: rounds to infinity
         return math.copysign(math.inf, value)
 
@@ -165,7 +169,7 @@ def round_half(values: Sequence[float] | array) -> array:
     fmt = f"<{len(values)}e"
     try:
         return array("f", struct.unpack(fmt, struct.pack(fmt, *values)))
-    except OverflowError:
+    except (OverflowError, struct.error):  # struct refuses ints beyond the half range
         return array("f", map(_half, values))
 
 

@@ -1,0 +1,52 @@
+"""A benchmark is a name, the device it needs and a function that measures and returns rows;
+`run` runs a selection of them into one `Report`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pyburn
+
+from .report import Report, Row
+from .timing import Settings
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark: ``family.device`` names it (``matmul.flex``); `measure` runs it."""
+
+    family: str
+    device: str
+    about: str  # one line for ``pyburn bench --list``
+    measure: Callable[[Settings], list[Row]]
+
+    @property
+    def name(self) -> str:
+        """``family.device``, as the command line selects it."""
+        return f"{self.family}.{self.device}"
+
+
+def unavailable(device: str) -> str | None:
+    """Why `device` cannot run here, or None when it can."""
+    try:
+        pyburn.device(device)
+    except pyburn.DeviceError as exc:
+        return str(exc)
+    return None
+
+
+def run(benchmarks: Sequence[Benchmark], settings: Settings, *, progress: bool = True) -> Report:
+    """Run `benchmarks` in order; a benchmark whose device is unavailable is skipped with
+    the reason. Progress goes to stderr, so stdout holds only the report."""
+    report = Report()
+    for bench in benchmarks:
+        reason = unavailable(bench.device)
+        if reason is not None:
+            report.skipped.append((bench.name, reason))
+            continue
+        if progress:
+            print(f"running {bench.name} ...", file=sys.stderr, flush=True)
+        report.rows.extend(bench.measure(settings))
+    return report

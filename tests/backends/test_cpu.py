@@ -1,0 +1,636 @@
+"""The cpu (numpy) backend, primitive by primitive, through the backend protocol.
+
+Every input goes in with ``from_bytes`` (contiguous, or made strided with the backend's own
+slice/flip/permute) and every result comes out with ``to_bytes``. References are independent
+of the code under test: the pure-Python scalar functions of ``pyburn.elementwise`` for
+elementwise ops, ``math.erf``, Python loops and ``sorted`` for indexing and sorting,
+``pyburn.random.random_words`` for random bits, and float64 numpy for reductions and matmul.
+Any numpy warning fails a test: the backend must compute IEEE results quietly.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import threading
+from itertools import combinations, product
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+from pyburn.backends.cpu import create, unavailable_reason  # noqa: E402
+from pyburn.backends.cpu.backend import NUMPY_DTYPES  # noqa: E402
+from pyburn.dtypes import (  # noqa: E402
+    ALL_DTYPES,
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+    uint8,
+)
+from pyburn.elementwise import BINARY, UNARY, ElementwiseOp  # noqa: E402
+from pyburn.random import random_words  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+BE = create(0)
+FLOATS = (float16, float32, float64)
+INTS = (uint8, int32, int64)
+NUMERIC = INTS + FLOATS
+DTYPES_OF_DOMAIN = {"float": FLOATS, "numeric": NUMERIC, "rounding": NUMERIC,
+                    "compare": ALL_DTYPES, "logical": ALL_DTYPES, "bitwise": (bool_,) + INTS}
+# (relative, absolute) error allowed against a float64 reference rounded to the dtype: one or
+# two roundings of the dtype (numpy's float32 transcendental functions are SIMD, ~1-4 ulp).
+TOL = {float16: (2e-3, 1e-5), float32: (1e-6, 2e-7), float64: (1e-14, 1e-300)}
+LAYOUTS = ("contiguous", "stepped", "flipped", "transposed")
+FLOAT_SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -3.0,
+                  20.0, 1e-3]
+
+
+def ids(value):
+    """Readable parametrize ids for dtypes."""
+    return value.name if isinstance(value, DType) else None
+
+
+# ---- moving data in and out through the protocol -----------------------------------------
+
+def put(array, dtype: DType, layout: str = "contiguous"):
+    """A handle holding `array` as `dtype`, contiguous or as a strided view made by the
+    backend itself."""
+    a = np.asarray(array).astype(NUMPY_DTYPES[dtype])
+    if layout == "contiguous" or a.ndim == 0 or a.size == 0:
+        return BE.from_bytes(a.tobytes(), a.shape, dtype)
+    if layout == "stepped":  # every other element of a twice-as-wide tensor
+        wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        wide[..., ::2] = a
+        h = BE.from_bytes(wide.tobytes(), wide.shape, dtype)
+        return BE.slice(h, [0] * a.ndim, wide.shape, [1] * (a.ndim - 1) + [2])
+    if layout == "flipped":  # negative strides on every axis
+        h = BE.from_bytes(np.flip(a).tobytes(), a.shape, dtype)
+        return BE.flip(h, tuple(range(a.ndim)))
+    assert layout == "transposed"
+    if a.ndim < 2:
+        return put(a, dtype, "flipped")
+    swap = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
+    h = BE.from_bytes(a.transpose(swap).tobytes(), a.transpose(swap).shape, dtype)
+    return BE.permute(h, swap)
+
+
+def get(h, dtype: DType):
+    """The values of handle `h` read back with ``to_bytes``; checks its dtype on the way."""
+    assert isinstance(h, np.ndarray), f"handle is a {type(h).__name__}, not an ndarray"
+    assert h.dtype == NUMPY_DTYPES[dtype], f"handle dtype {h.dtype}, expected {dtype.name}"
+    data = BE.to_bytes(h, h.shape, dtype)
+    assert isinstance(data, bytes) and len(data) == h.size * dtype.itemsize
+    return np.frombuffer(data, NUMPY_DTYPES[dtype]).reshape(h.shape)
+
+
+def assert_same(got, want, dtype: DType, scale=None) -> None:
+    """Equal shapes; equal values for ints and bools; for floats NaN where NaN, the same
+    infinities, and finite values within TOL, relative to `scale` where that is larger (the
+    sum of magnitudes for accumulations, whose rounding errors scale with it)."""
+    want = np.asarray(want)
+    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
+    if not dtype.is_floating_point:
+        want = want.astype(NUMPY_DTYPES[dtype])
+        bad = got != want
+        assert not bad.any(), f"got {got[bad][:8]}, expected {want[bad][:8]}"
+        return
+    with np.errstate(all="ignore"):  # the references' own arithmetic may overflow
+        _assert_close(got.astype(np.float64), want.astype(np.float64), dtype, scale)
+
+
+def _assert_close(g, w, dtype: DType, scale) -> None:
+    nan = np.isnan(w)
+    assert (np.isnan(g) == nan).all(), f"NaN at {np.argwhere(np.isnan(g) != nan)[:8]}"
+    inf = np.isinf(w)
+    assert (g[inf] == w[inf]).all() and not np.isinf(g[~inf]).any(), (
+        f"infinities differ: got {g[inf | np.isinf(g)]}, expected {w[inf | np.isinf(g)]}")
+    rel, absolute = TOL[dtype]
+    finite = ~(nan | inf)
+    limit = absolute + rel * (np.abs(w) if scale is None else np.maximum(np.abs(w), scale))
+    error = np.abs(g - w)
+    bad = finite & (error > np.broadcast_to(limit, w.shape))
+    assert not bad.any(), f"got {g[bad][:8]}, expected {w[bad][:8]} ({dtype.name})"
+
+
+def sample(shape, dtype: DType, rng, low: float = -4.0, high: float = 4.0):
+    """Random values of `dtype`, with special values planted: NaN, infinities, zeros for
+    floats; the extremes, 0 and +-1 for integers."""
+    if dtype is bool_:
+        return rng.random(shape) < 0.5
+    if dtype.is_floating_point:
+        values, specials = rng.uniform(low, high, shape), FLOAT_SPECIALS
+    else:
+        info = np.iinfo(NUMPY_DTYPES[dtype])
+        values = rng.integers(max(info.min, -50), 50, shape, endpoint=True)
+        specials = [info.min, info.max, 0, 1, info.max - 1] + ([-1] if info.min else [])
+    flat = values.reshape(-1)
+    spots = rng.permutation(flat.size)[:len(specials)]
+    flat[spots] = np.array(specials, dtype=flat.dtype)[:spots.size]
+    return values.astype(NUMPY_DTYPES[dtype])
+
+
+# ---- elementwise references from the op table --------------------------------------------
+
+def wrap(value: int, dtype: DType) -> int:
+    """A Python int wrapped into the range of integer `dtype`."""
+    info = np.iinfo(NUMPY_DTYPES[dtype])
+    return (value - int(info.min)) % (1 << (8 * dtype.itemsize)) + int(info.min)
+
+
+def table_reference(entry: ElementwiseOp, inputs, dtype: DType, out: DType):
+    """`entry`'s scalar functions applied element by element in Python, then stored as `out`."""
+    fn = entry.py_int if entry.py_int is not None and not dtype.is_floating_point else entry.py
+    if entry.name == "bitwise_not" and dtype is bool_:
+        fn = operator.not_  # ~ on bool is logical not (Python's ~True is -2)
+    results = []
+    for args in zip(*(x.reshape(-1).tolist() for x in inputs)):
+        try:
+            results.append(fn(*args))
+        except (ArithmeticError, ValueError):
+            results.append(entry.safe(*args))
+    shape = inputs[0].shape
+    if out is bool_:
+        return np.array([bool(v) for v in results], dtype=bool).reshape(shape)
+    if out.is_floating_point:
+        with np.errstate(over="ignore"):  # float64 results beyond float16's range
+            return np.array(results, dtype=np.float64).astype(NUMPY_DTYPES[out]).reshape(shape)
+    return np.array([wrap(int(v), out) for v in results], NUMPY_DTYPES[out]).reshape(shape)
+
+
+UNARY_CASES = [(e, d) for e in UNARY.values() for d in DTYPES_OF_DOMAIN[e.domain]]
+BINARY_CASES = [(e, d) for e in BINARY.values() for d in DTYPES_OF_DOMAIN[e.domain]]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(("entry", "dtype"), UNARY_CASES,
+                         ids=[f"{e.name}-{d.name}" for e, d in UNARY_CASES])
+def test_unary(entry, dtype, layout):
+    x = sample((7, 9), dtype, np.random.default_rng(1))
+    out = bool_ if entry.returns_bool else dtype
+    got = get(BE.unary(entry.name, put(x, dtype, layout), out), out)
+    assert_same(got, table_reference(entry, [x], dtype, out), out)
+
+
+def _binary_inputs(entry: ElementwiseOp, dtype: DType, rng):
+    a, b = sample((13, 17), dtype, rng), sample((13, 17), dtype, rng)
+    if dtype.is_floating_point:  # every pair of special values, in the first rows
+        pairs = np.array(list(product(FLOAT_SPECIALS, repeat=2))).T
+        a.reshape(-1)[:pairs.shape[1]] = pairs[0]
+        b.reshape(-1)[:pairs.shape[1]] = pairs[1]
+    elif entry.name == "pow":  # exponents a test can afford, negative ones included
+        b = rng.integers(0 if dtype is uint8 else -4, 13, b.shape).astype(b.dtype)
+    elif entry.name in ("left_shift", "right_shift") and dtype is not bool_:
+        # counts past the width, and negative ones, give 0 (or -1 shifting a negative right)
+        low = 0 if dtype is uint8 else -3
+        b = rng.integers(low, 8 * dtype.itemsize + 4, b.shape).astype(b.dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(("entry", "dtype"), BINARY_CASES,
+                         ids=[f"{e.name}-{d.name}" for e, d in BINARY_CASES])
+def test_binary(entry, dtype, layout):
+    a, b = _binary_inputs(entry, dtype, np.random.default_rng(2))
+    out = bool_ if entry.returns_bool else dtype
+    got = get(BE.binary(entry.name, put(a, dtype, layout), put(b, dtype), out), out)
+    assert_same(got, table_reference(entry, [a, b], dtype, out), out)
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
+@pytest.mark.parametrize("dtype", INTS, ids=ids)
+def test_integer_division_by_zero_gives_zero(op, dtype):
+    a = np.array([7, 0, 1, 200 if dtype is uint8 else -7], NUMPY_DTYPES[dtype])
+    got = get(BE.binary(op, put(a, dtype), put(np.zeros(4), dtype), dtype), dtype)
+    assert (got == 0).all()
+
+
+def test_integer_pow_with_negative_exponents():
+    a = np.array([1, -1, -1, 2, -2, 0, 1, 5], np.int32)
+    b = np.array([-3, -3, -2, -1, -1, -1, 0, 2], np.int32)
+    got = get(BE.binary("pow", put(a, int32), put(b, int32), int32), int32)
+    assert got.tolist() == [1, -1, 1, 0, 0, 0, 1, 25]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+def test_elementwise_zero_dim_and_empty(dtype):
+    for shape in ((), (0,), (2, 0, 3)):
+        x = np.full(shape, 0.25)
+        got = get(BE.binary("add", put(x, dtype), put(x, dtype), dtype), dtype)
+        assert_same(got, x + x, dtype)
+        assert_same(get(BE.unary("erf", put(x, dtype), dtype), dtype), np.vectorize(math.erf)(x)
+                    if x.size else x, dtype)
+
+
+def test_where_on_every_dtype():
+    rng = np.random.default_rng(3)
+    cond = rng.random((4, 5)) < 0.5
+    for dtype in ALL_DTYPES:
+        a, b = sample((4, 5), dtype, rng), sample((4, 5), dtype, rng)
+        got = get(BE.where(put(cond, bool_, "stepped"), put(a, dtype, "flipped"), put(b, dtype)),
+                  dtype)
+        assert_same(got, [[x if c else y for c, x, y in zip(*rows)]
+                          for rows in zip(cond.tolist(), a.tolist(), b.tolist())], dtype)
+
+
+# ---- erf ---------------------------------------------------------------------------------
+
+def test_erf_float64_matches_math_erf_to_1e15():
+    grid = np.concatenate([
+        np.linspace(-30.0, 30.0, 120001),  # the whole range, tails included
+        np.linspace(1.9, 2.1, 4001), np.linspace(5.8, 6.2, 4001),  # where methods switch
+        np.logspace(-310, 0.5, 3000), -np.logspace(-300, 0.5, 3000),  # tiny and subnormal
+    ])
+    got = get(BE.unary("erf", put(grid, float64), float64), float64)
+    want = np.array([math.erf(v) for v in grid.tolist()])
+    normal = np.abs(want) > 1e-307  # subnormal results are compared to within 2 of their ulps
+    assert (np.abs(got - want)[normal] <= 1e-15 * np.abs(want[normal])).all()
+    assert (np.abs(got - want)[~normal] <= 1e-323).all()
+    special = get(BE.unary("erf", put([math.nan, math.inf, -math.inf, -0.0], float64), float64),
+                  float64)
+    assert math.isnan(special[0]) and special[1:3].tolist() == [1.0, -1.0]
+    assert math.copysign(1.0, special[3]) == -1.0
+
+
+@pytest.mark.parametrize("dtype", [float16, float32], ids=ids)
+def test_erf_low_precision_is_rounded_from_float64(dtype):
+    x = np.linspace(-5, 5, 2001).astype(NUMPY_DTYPES[dtype])
+    got = get(BE.unary("erf", put(x, dtype), dtype), dtype)
+    want = np.array([math.erf(v) for v in x.tolist()]).astype(NUMPY_DTYPES[dtype])
+    assert (got == want).all()
+
+
+# ---- transfer, creation, cast ------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (5,), (2, 3, 4)], ids=str)
+def test_bytes_round_trip(dtype, shape):
+    x = sample(shape, dtype, np.random.default_rng(4))
+    data = bytearray(x.astype(NUMPY_DTYPES[dtype].newbyteorder("<")).tobytes())
+    h = BE.from_bytes(data, shape, dtype)
+    data[:] = bytes(len(data))  # the handle must not see later writes to the caller's buffer
+    assert_same(get(h, dtype), x, dtype)
+    assert_same(get(BE.from_bytes(memoryview(bytes(x.tobytes())), shape, dtype), dtype), x, dtype)
+
+
+def test_to_bytes_is_c_ordered_for_views():
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    h = BE.permute(put(x, int32), (2, 0, 1))
+    assert BE.to_bytes(h, (4, 2, 3), int32) == np.ascontiguousarray(x.transpose(2, 0, 1)).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_full(dtype):
+    value = True if dtype is bool_ else (2.5 if dtype.is_floating_point else 7)
+    assert_same(get(BE.full((2, 3), value, dtype), dtype), np.full((2, 3), value), dtype)
+    assert get(BE.full((0, 4), value, dtype), dtype).shape == (0, 4)
+    assert_same(get(BE.full((), value, dtype), dtype), np.array(value), dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_arange(dtype):
+    if dtype.is_floating_point:
+        start, step = 0.1, 0.3
+        want = [start + i * step for i in range(40)]
+    elif dtype is int64:
+        start, step = 2**60 + 1, -3
+        want = [start + i * step for i in range(40)]
+    else:
+        start, step = 3, 7
+        want = [wrap(start + i * step, dtype) if dtype is not bool_ else start + i * step != 0
+                for i in range(40)]
+    assert_same(get(BE.arange(start, step, 40, dtype), dtype), want, dtype)
+    assert get(BE.arange(start, step, 0, dtype), dtype).shape == (0,)
+
+
+def _python_cast(value, src: DType, dst: DType):
+    if dst is bool_:
+        return value != 0
+    if dst.is_floating_point:
+        return float(value)
+    if src.is_floating_point:
+        return wrap(int(value), dst) if math.isfinite(value) else 0
+    return wrap(int(value), dst)
+
+
+@pytest.mark.parametrize("dst", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("src", ALL_DTYPES, ids=ids)
+def test_cast(src, dst):
+    x = sample((6, 7), src, np.random.default_rng(5), -300.0, 300.0)
+    if src is float64 and dst.is_integer:
+        x.reshape(-1)[-4:] = [1e19, -1e19, 2.0**63, -(2.0**64) - 4096.0]  # out of int64 range
+    want = np.array([_python_cast(v, src, dst) for v in x.reshape(-1).tolist()], dtype=object)
+    if dst.is_floating_point:
+        want = want.astype(np.float64)
+    got = get(BE.cast(put(x, src, "transposed"), dst), dst)
+    with np.errstate(over="ignore"):  # ints beyond float16's range become inf
+        want = want.reshape(x.shape).astype(NUMPY_DTYPES[dst])
+    assert_same(got, want, dst)
+
+
+# ---- random bits -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1, 0x123456789ABCDEF0, 2**64 - 1])
+@pytest.mark.parametrize("offset", [0, 1, 2, 3, 5, 4 * 2**32 + 2, 2**66 - 3, 2**130 + 7])
+@pytest.mark.parametrize("shape", [(0,), (1,), (3,), (4,), (7,), (3, 5, 7)], ids=str)
+def test_random_bits_match_the_reference_stream(seed, offset, shape):
+    h = BE.random_bits(shape, seed, offset)
+    words = random_words(math.prod(shape), seed, offset)
+    assert get(h, int32).reshape(-1).view(np.uint32).tolist() == words
+
+
+# ---- reductions and scans ----------------------------------------------------------------
+
+REDUCE_AXES = [axes for k in range(4) for axes in combinations(range(3), k)]
+
+
+def _reduce_reference(op: str, x, axes, dtype: DType):
+    wide = x.astype(np.float64 if dtype.is_floating_point else object)
+    if op in ("any", "all"):
+        return getattr(np, op)(x != 0, axis=axes, keepdims=True)
+    if dtype is bool_ and op in ("sum", "prod"):  # bool sums keep bool: any / all
+        return (np.any if op == "sum" else np.all)(x, axis=axes, keepdims=True)
+    found = getattr(np, {"max": "amax", "min": "amin"}.get(op, op))(wide, axis=axes,
+                                                                       keepdims=True)
+    if dtype.is_integer:  # Python ints summed exactly, then wrapped like the dtype
+        return np.vectorize(lambda v: wrap(int(v), dtype), otypes=[object])(found)
+    return found
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "any", "all"])
+def test_reduce(op, dtype, layout):
+    x = sample((3, 4, 5), dtype, np.random.default_rng(6), -1.5, 1.5)
+    if dtype.is_floating_point:  # one NaN only, in a known place; no infinities
+        x = np.where(np.isfinite(x), x, 0.75).astype(x.dtype)
+        x[1, 2, 3] = np.nan
+    out = bool_ if op in ("any", "all") else dtype
+    for axes in REDUCE_AXES:
+        got = get(BE.reduce(op, put(x, dtype, layout), axes), out)
+        want = _reduce_reference(op, x, axes, dtype)
+        scale = np.sum(np.abs(x.astype(np.float64)), axis=axes, keepdims=True) if (
+            out.is_floating_point and op == "sum") else None
+        assert_same(got, want, out, scale=scale)
+    if dtype.is_floating_point and op in ("max", "min"):
+        assert math.isnan(get(BE.reduce(op, put(x, dtype), (0, 1, 2)), dtype)[0, 0, 0])
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_reduce_over_nothing_gives_identities(dtype):
+    empty = put(np.zeros((0, 3)), dtype)
+    identity = {"sum": 0, "prod": 1, "any": False, "all": True}
+    for op, value in identity.items():
+        out = bool_ if op in ("any", "all") or dtype is bool_ else dtype
+        assert_same(get(BE.reduce(op, empty, (0,)), out), np.full((1, 3), value), out)
+        assert get(BE.reduce(op, empty, (1,)), out).shape == (0, 1)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reduce_first_occurrence_and_nan(op, dtype):
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 3, (4, 6, 5)).astype(NUMPY_DTYPES[dtype])  # many ties
+    pick = max if op == "argmax" else min
+    for axis, layout in product(range(3), ("contiguous", "flipped")):
+        got = get(BE.arg_reduce(op, put(x, dtype, layout), axis), int32)
+        moved = np.moveaxis(x, axis, -1)
+        want = [pick(range(len(row)), key=lambda i, row=row: (row[i], -i)) if op == "argmax" else
+                pick(range(len(row)), key=lambda i, row=row: (row[i], i))
+                for row in moved.reshape(-1, moved.shape[-1]).tolist()]
+        assert_same(got, np.expand_dims(np.reshape(want, moved.shape[:-1]), axis), int32)
+    if dtype.is_floating_point:
+        nan_row = np.array([1.0, math.nan, 3.0, math.nan, -1.0])
+        assert get(BE.arg_reduce(op, put(nan_row, dtype), 0), int32).tolist() == [1]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("op", ["sum", "prod"])
+def test_scan(op, dtype):
+    x = sample((3, 6, 4), dtype, np.random.default_rng(8), -1.5, 1.5)
+    if dtype.is_floating_point:
+        x = np.where(np.isfinite(x), x, 0.5).astype(x.dtype)
+    for axis in range(3):
+        got = get(BE.scan(op, put(x, dtype, "stepped"), axis), dtype)
+        if dtype is bool_:
+            want = (np.logical_or if op == "sum" else np.logical_and).accumulate(x, axis=axis)
+        elif dtype.is_floating_point:
+            want = (np.cumsum if op == "sum" else np.cumprod)(x.astype(np.float64), axis=axis)
+        else:
+            exact = (np.cumsum if op == "sum" else np.cumprod)(x.astype(object), axis=axis)
+            want = np.vectorize(lambda v: wrap(int(v), dtype), otypes=[object])(exact)
+        scale = np.cumsum(np.abs(x.astype(np.float64)), axis=axis) if op == "sum" else 4.0
+        assert_same(got, want, dtype, scale=scale if dtype.is_floating_point else None)
+
+
+# ---- movement ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_movement(dtype):
+    x = sample((2, 3, 4), dtype, np.random.default_rng(9))
+    for layout in LAYOUTS:
+        h = put(x, dtype, layout)
+        assert_same(get(BE.reshape(h, (4, 6)), dtype), x.reshape(4, 6), dtype)
+        assert_same(get(BE.permute(h, (2, 0, 1)), dtype), x.transpose(2, 0, 1), dtype)
+        assert_same(get(BE.slice(h, (1, 0, 1), (2, 3, 4), (1, 2, 2)), dtype), x[1:2, 0:3:2, 1::2],
+                    dtype)
+        for axes in REDUCE_AXES:
+            backwards = tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(3))
+            flipped = x[backwards]
+            assert_same(get(BE.flip(h, axes), dtype), flipped, dtype)
+    row = put(x[:, :1, :], dtype, "stepped")
+    assert_same(get(BE.expand(row, (2, 5, 4)), dtype), np.repeat(x[:, :1, :], 5, axis=1), dtype)
+    scalar = put(x[0, 0, 0], dtype)
+    assert_same(get(BE.slice(scalar, (), (), ()), dtype), x[0, 0, 0], dtype)
+    assert_same(get(BE.flip(scalar, ()), dtype), x[0, 0, 0], dtype)
+    assert_same(get(BE.reshape(scalar, (1, 1)), dtype), x[:1, 0, :1], dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_pad_and_cat(dtype):
+    x = sample((2, 3), dtype, np.random.default_rng(10))
+    value = True if dtype is bool_ else (-1.5 if dtype.is_floating_point else 9)
+    got = get(BE.pad(put(x, dtype, "transposed"), [(1, 2), (0, 3)], value), dtype)
+    want = np.full((5, 6), value, dtype=object)
+    want[1:3, 0:3] = x
+    assert_same(got, want.astype(NUMPY_DTYPES[dtype]), dtype)
+    assert_same(get(BE.pad(put(np.zeros((0, 2)), dtype), [(1, 0), (0, 1)], value), dtype),
+                np.full((1, 3), value), dtype)
+    y = sample((4, 3), dtype, np.random.default_rng(11))
+    parts = [put(x, dtype, "flipped"), put(np.zeros((0, 3)), dtype), put(y, dtype, "stepped")]
+    assert_same(get(BE.cat(parts, 0), dtype), np.concatenate([x, y]), dtype)
+    assert_same(get(BE.cat([put(x, dtype), put(x, dtype, "transposed")], 1), dtype),
+                np.concatenate([x, x], axis=1), dtype)
+
+
+# ---- indexing ----------------------------------------------------------------------------
+
+def _cells(shape):
+    return list(np.ndindex(*shape))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_gather(dtype, axis):
+    rng = np.random.default_rng(12)
+    x = sample((4, 5, 6), dtype, rng)
+    shape = tuple(3 if d == axis else n - 1 for d, n in enumerate(x.shape))  # smaller elsewhere
+    index = rng.integers(0, x.shape[axis], shape)
+    got = get(BE.gather(put(x, dtype, "flipped"), axis, put(index, int32, "stepped")), dtype)
+    want = np.empty(shape, dtype=x.dtype)
+    for cell in _cells(shape):
+        source = list(cell)
+        source[axis] = index[cell]
+        want[cell] = x[tuple(source)]
+    assert_same(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("reduce", ["assign", "add"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scatter(dtype, reduce, axis):
+    rng = np.random.default_rng(13)
+    x = sample((4, 5), dtype, rng, -2.0, 2.0)
+    x = np.where(np.isfinite(x), x, 1).astype(x.dtype) if dtype.is_floating_point else x
+    shape = (6, 4) if axis == 0 else (3, 8)  # more entries than the axis: repeats certain
+    index = rng.integers(0, x.shape[axis], shape)
+    src = sample(shape, dtype, rng, -2.0, 2.0)
+    src = np.where(np.isfinite(src), src, 1).astype(src.dtype) if dtype.is_floating_point else src
+    got = get(BE.scatter(put(x, dtype, "transposed"), axis, put(index, int64), put(src, dtype),
+                         reduce), dtype)
+    want = x.astype(object if dtype.is_integer else x.dtype)
+    for cell in _cells(shape):  # row-major order: the last write wins
+        target = list(cell)
+        target[axis] = index[cell]
+        target = tuple(target)
+        if reduce == "assign":
+            want[target] = src[cell]
+        elif dtype is bool_:
+            want[target] = want[target] or src[cell]
+        else:
+            want[target] = want[target] + (src[cell].item() if dtype.is_integer else src[cell])
+    if dtype.is_integer:
+        want = np.vectorize(lambda v: wrap(int(v), dtype), otypes=[object])(want)
+    assert_same(got, want, dtype, scale=8.0)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_index_select(dtype):
+    x = sample((3, 4, 5), dtype, np.random.default_rng(14))
+    index = np.array([4, 0, 0, 2, 4, 1])
+    for axis in range(3):
+        picked = index[index < x.shape[axis]]
+        got = get(BE.index_select(put(x, dtype, "flipped"), axis, put(picked, int32)), dtype)
+        want = np.stack([np.moveaxis(x, axis, 0)[i] for i in picked.tolist()], axis=axis)
+        assert_same(got, want, dtype)
+    assert get(BE.index_select(put(x, dtype), 1, put(np.zeros(0), int32)), dtype).shape == (3, 0, 5)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+def test_nonzero(dtype):
+    rng = np.random.default_rng(15)
+    for shape in [(), (0,), (7,), (3, 4, 5)]:
+        x = (rng.integers(0, 3, shape) == 0).astype(NUMPY_DTYPES[dtype])
+        if dtype.is_floating_point and x.size:
+            x.reshape(-1)[0] = math.nan  # NaN is nonzero
+        h, found_shape = BE.nonzero(put(x, dtype, "flipped"))
+        want = [list(cell) for cell in _cells(shape) if x[cell] != 0]
+        assert found_shape == (len(want), len(shape))
+        assert get(h, int32).tolist() == want
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_is_stable_with_nan_largest(dtype, descending):
+    rng = np.random.default_rng(16)
+    x = rng.integers(-2, 3, (3, 8, 4)).astype(NUMPY_DTYPES[dtype])  # many ties
+    if dtype.is_floating_point:
+        x[rng.random(x.shape) < 0.15] = math.nan
+        x[0, 0, 0], x[1, 1, 1] = -0.0, math.inf
+    for axis, layout in product(range(3), ("contiguous", "transposed")):
+        values, order = BE.sort(put(x, dtype, layout), axis, descending)
+        moved = np.moveaxis(x, axis, -1)
+        rows = moved.reshape(-1, moved.shape[-1]).tolist()
+        want_order = [sorted(range(len(row)), reverse=descending,
+                             key=lambda i, row=row: (1, 0) if row[i] != row[i] else (0, row[i]))
+                      for row in rows]
+        want_values = [[row[i] for i in idx] for row, idx in zip(rows, want_order)]
+        assert_same(get(order, int32), np.moveaxis(np.reshape(want_order, moved.shape), -1, axis),
+                    int32)
+        assert_same(get(values, dtype),
+                    np.moveaxis(np.reshape(want_values, moved.shape), -1, axis), dtype)
+
+
+# ---- matmul ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", NUMERIC, ids=ids)
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)], ids=str)
+def test_matmul(dtype, batch):
+    rng = np.random.default_rng(17)
+    low, high = (0, 4) if dtype is uint8 else (-3, 4)
+    a = rng.integers(low, high, batch + (5, 33)).astype(NUMPY_DTYPES[dtype])
+    b = rng.integers(low, high, batch + (33, 6)).astype(NUMPY_DTYPES[dtype])
+    if dtype.is_floating_point:
+        a = (a + rng.uniform(-0.5, 0.5, a.shape)).astype(a.dtype)
+        b = (b + rng.uniform(-0.5, 0.5, b.shape)).astype(b.dtype)
+    got = get(BE.matmul(put(a, dtype, "transposed"), put(b, dtype, "stepped")), dtype)
+    exact = np.matmul(a.astype(object if dtype.is_integer else np.float64),
+                      b.astype(object if dtype.is_integer else np.float64))
+    if dtype.is_integer:
+        exact = np.vectorize(lambda v: wrap(int(v), dtype), otypes=[object])(exact)
+    scale = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    assert_same(got, exact, dtype, scale=scale if dtype.is_floating_point else None)
+    empty = BE.matmul(put(np.zeros(batch + (2, 0)), dtype), put(np.zeros(batch + (0, 3)), dtype))
+    assert_same(get(empty, dtype), np.zeros(batch + (2, 3)), dtype)
+
+
+# ---- quiet numpy -------------------------------------------------------------------------
+
+def _noisy_ops():
+    """Ops that make numpy warn by default: 1/0, 0/0, overflow, log(-1), NaN to int, 5 // 0."""
+    f = put([1.0, 0.0, -1.0, math.nan, 1e300], float64)
+    z = put([0.0, 0.0, 0.0, 0.0, 0.0], float64)
+    BE.binary("div", f, z, float64)
+    BE.binary("mul", f, f, float64)
+    BE.unary("log", f, float64)
+    BE.cast(f, int32)
+    BE.reduce("sum", BE.cast(f, float16), (0,))
+    i = put([5, 0, -5, 1, 2], int32)
+    BE.binary("floor_divide", i, put([0] * 5, int32), int32)
+
+
+def test_no_warnings_and_user_error_state_untouched():
+    before = np.geterr()
+    _noisy_ops()  # any warning fails the test (pytestmark)
+    assert np.geterr() == before
+    with pytest.warns(RuntimeWarning):
+        np.divide(np.ones(1), np.zeros(1))
+
+
+def test_no_warnings_in_other_threads():
+    errors = []
+
+    def work():
+        try:
+            _noisy_ops()
+        except Exception as exc:  # noqa: BLE001 - reported to the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_available_and_caps():
+    assert unavailable_reason() is None
+    assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
+    assert BE.caps == frozenset({"float64", "int64", "float16"})
+    assert create(1) is not BE
