@@ -18,6 +18,7 @@ from . import linalg as _linalg  # noqa: F401
 from . import math_ops as _math_ops
 from . import movement as _movement
 from . import reduction as _reduction
+from .autodiff import enable_grad, is_grad_enabled, no_grad
 from .creation import (
                        arange,
                        bernoulli,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 from . import buffer
@@ -28,6 +31,22 @@ from .tensor import Tensor, check_dtype_on, wrap
 DeviceLike = Device | str | None
 
 
+def _creator(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Give a creation function the keyword ``requires_grad=False`` (PyTorch's): True makes
+    the new tensor a leaf that collects gradients (on an autodiff device)."""
+
+    @functools.wraps(make)
+    def create(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+        t = make(*args, **kwargs)
+        return t.requires_grad_() if requires_grad else t
+
+    params = list(inspect.signature(make).parameters.values())
+    params.append(inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY,
+                                    default=False, annotation="bool"))
+    create.__signature__ = inspect.signature(make).replace(parameters=params)  # type: ignore
+    return create
+
+
 def _target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DType]:
     dev = as_device(device)
     dt = fallback if dtype is None else as_dtype(dtype)
@@ -35,6 +54,7 @@ def _target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DT
     return dev, dt
 
 
+@_creator
 def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
            shape: Any = None) -> Tensor:
     """A tensor from nested lists/tuples of numbers, a scalar, a numpy array, another tensor,
@@ -95,6 +115,7 @@ def _from_bytes(data: Any, shape: Any, dtype: Any, device: DeviceLike) -> Tensor
     return wrap(dev.backend.from_bytes(bytes(data), shape, dt), shape, dt, dev)
 
 
+@_creator
 def from_numpy(array: Any, device: DeviceLike = None, dtype: Any = None) -> Tensor:
     """A tensor with a copy of a numpy array's values (int64 arrays stay int64)."""
     dev = as_device(device)
@@ -106,6 +127,7 @@ def from_numpy(array: Any, device: DeviceLike = None, dtype: Any = None) -> Tens
     return out if dtype is None else out.cast(dtype)
 
 
+@_creator
 def full(shape: Any, fill_value: int | float | bool, dtype: Any = None,
          device: DeviceLike = None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (dtype inferred from the value)."""
@@ -122,16 +144,19 @@ def _int_value(value: Any, dtype: DType) -> int:
     return int(value)
 
 
+@_creator
 def zeros(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor of zeros (float32 unless `dtype` says otherwise)."""
     return full(as_shape(shape), 0, dtype or default_float, device)
 
 
+@_creator
 def ones(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor of ones (float32 unless `dtype` says otherwise)."""
     return full(as_shape(shape), 1, dtype or default_float, device)
 
 
+@_creator
 def empty(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor whose values are unspecified (pyburn gives zeros)."""
     return zeros(*shape, dtype=dtype, device=device)
@@ -142,27 +167,32 @@ def _like(x: Tensor, dtype: Any, device: DeviceLike) -> dict[str, Any]:
             "device": x.device if device is None else device}
 
 
+@_creator
 def zeros_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Zeros with the shape (and by default the dtype and device) of `x`."""
     return full(x.shape, 0, **_like(x, dtype, device))
 
 
+@_creator
 def ones_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Ones with the shape (and by default the dtype and device) of `x`."""
     return full(x.shape, 1, **_like(x, dtype, device))
 
 
+@_creator
 def empty_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """An unspecified-valued tensor shaped like `x` (pyburn gives zeros)."""
     return zeros_like(x, dtype, device)
 
 
+@_creator
 def full_like(x: Tensor, fill_value: int | float | bool, dtype: Any = None,
               device: DeviceLike = None) -> Tensor:
     """`fill_value` everywhere, with the shape (and by default dtype and device) of `x`."""
     return full(x.shape, fill_value, **_like(x, dtype, device))
 
 
+@_creator
 def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Values from `start` (inclusive) to `end` (exclusive) by `step`; ``arange(n)`` counts
@@ -181,6 +211,7 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
     return wrap(dev.backend.arange(start, step, n, dt), (n,), dt, dev)
 
 
+@_creator
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
              device: DeviceLike = None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end`, both included."""
@@ -193,6 +224,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
     return wrap(dev.backend.arange(float(start), step, steps, dt), (steps,), dt, dev)
 
 
+@_creator
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """The n×m identity matrix (m defaults to n)."""
     m = n if m is None else m
@@ -219,6 +251,7 @@ def _uniform(shape: Shape, dt: DType, dev: Device, generator: Generator | None) 
     return binary("mul", words.cast(dt), 2.0**-bits)
 
 
+@_creator
 def rand(*shape: Any, dtype: Any = None, device: DeviceLike = None,
          generator: Generator | None = None) -> Tensor:
     """Uniform random numbers in [0, 1)."""
@@ -227,6 +260,7 @@ def rand(*shape: Any, dtype: Any = None, device: DeviceLike = None,
     return _uniform(as_shape(shape), dt, dev, generator)
 
 
+@_creator
 def randn(*shape: Any, dtype: Any = None, device: DeviceLike = None,
           generator: Generator | None = None) -> Tensor:
     """Standard normal random numbers (Box–Muller on two uniforms)."""
@@ -261,11 +295,13 @@ def bernoulli(p: Tensor, *, generator: Generator | None = None) -> Tensor:
     return binary("lt", draws, p).cast(dt)
 
 
+@_creator
 def rand_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Uniform [0, 1) numbers shaped like `x`."""
     return rand(x.shape, **_like(x, dtype, device))
 
 
+@_creator
 def randn_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Standard normal numbers shaped like `x`."""
     return randn(x.shape, **_like(x, dtype, device))

@@ -16,15 +16,20 @@ from .errors import DeviceError
 
 #: backend kinds, fastest first: the default device is the first one available here
 PREFERENCE = ("cpu", "flex")
+#: "autodiff+cpu" names the cpu device with gradients on
+AUTODIFF_PREFIX = "autodiff+"
 
 
 @dataclass(frozen=True, eq=False)
 class Device:
-    """A backend instance and its name, e.g. ``device('cpu')``."""
+    """A backend instance and its name, e.g. ``device('cpu')``; ``.autodiff()`` gives the
+    same backend with gradient recording switched on."""
 
     kind: str
     index: int
     backend: Backend = field(repr=False)
+    #: whether operations on this device are recorded for backward()
+    is_autodiff: bool = False
 
     @property
     def caps(self) -> frozenset[str]:
@@ -33,8 +38,19 @@ class Device:
 
     @property
     def name(self) -> str:
-        """The device string that `pyburn.device` accepts."""
-        return self.kind if self.index == 0 else f"{self.kind}:{self.index}"
+        """The device string that `pyburn.device` accepts ("cpu", "wgpu:1",
+        "autodiff+cpu")."""
+        plain = self.kind if self.index == 0 else f"{self.kind}:{self.index}"
+        return f"{AUTODIFF_PREFIX}{plain}" if self.is_autodiff else plain
+
+    def autodiff(self) -> Device:
+        """This device with gradients on: tensors on it that require grad record the
+        operations that use them, so ``backward()`` can run."""
+        return device(AUTODIFF_PREFIX + self.name.removeprefix(AUTODIFF_PREFIX))
+
+    def plain(self) -> Device:
+        """This device with gradients off."""
+        return device(self.name.removeprefix(AUTODIFF_PREFIX))
 
     def __repr__(self) -> str:
         return f"device({self.name!r})"
@@ -43,7 +59,7 @@ class Device:
         return self.name
 
 
-_devices: dict[tuple[str, int], Device] = {}
+_devices: dict[tuple[str, int, bool], Device] = {}
 _default: Device | None = None
 
 
@@ -72,12 +88,19 @@ def device(spec: str | Device | None = None) -> Device:
         return spec
     if not isinstance(spec, str):
         raise DeviceError(f"a device is a string such as 'cpu' or 'flex', got {spec!r}")
-    kind, _, index_text = spec.strip().partition(":")
+    spec = spec.strip()
+    if spec.startswith(AUTODIFF_PREFIX):
+        base = device(spec.removeprefix(AUTODIFF_PREFIX))
+        key = (base.kind, base.index, True)
+        if key not in _devices:
+            _devices[key] = Device(base.kind, base.index, base.backend, is_autodiff=True)
+        return _devices[key]
+    kind, _, index_text = spec.partition(":")
     try:
         index = int(index_text) if index_text else 0
     except ValueError:
         raise DeviceError(f"bad device index in {spec!r}: expected e.g. 'wgpu:1'") from None
-    key = (kind, index)
+    key = (kind, index, False)
     if key in _devices:
         return _devices[key]
     module = _backend_module(kind)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 INF = math.inf
 NAN = math.nan
@@ -42,6 +42,14 @@ class ElementwiseOp:
     doc: str
     safe: Callable | None = None  # IEEE-correct scalar function, when `py` can raise
     py_int: Callable | None = None  # scalar function for integer inputs, when it differs
+    # backward rule on tensors: (grad, *inputs) -> input grad (unary) or grads (binary);
+    # None for ops whose gradient is zero or undefined
+    grad: Callable | None = None
+
+    @property
+    def rule(self) -> str:
+        """The key of this op's backward rule in ``pyburn.autodiff.rules.RULES``."""
+        return f"{'unary' if self.arity == 1 else 'binary'}:{self.name}"
 
     @property
     def returns_bool(self) -> bool:
@@ -253,3 +261,62 @@ BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("right_shift", 2, "bitwise", _right_shift, "right_shift",
        "Arithmetic right shift a >> b."),
 )}
+
+
+# ---- backward rules (tensor code: gradients of gradients work) --------------------------------
+LN2 = math.log(2.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _tie_share(g, a, b, a_wins):
+    """Gradient for minimum/maximum: the winner takes it, ties split it evenly."""
+    win = a_wins.cast(g.dtype)
+    tie = (a == b).cast(g.dtype) * 0.5
+    return g * (win + tie), g * (1.0 - win - tie)
+
+
+def _pow_grads(g, a, b):
+    exponent_grad = g * a.pow(b) * a.log().where(a != 0, 0.0)  # 0 ** b: no log term
+    return g * b * a.pow(b - 1.0), exponent_grad
+
+
+_UNARY_GRADS: dict[str, Callable] = {
+    "neg": lambda g, x: -g,
+    "abs": lambda g, x: g * x.sign(),
+    "exp": lambda g, x: g * x.exp(),
+    "exp2": lambda g, x: g * x.exp2() * LN2,
+    "expm1": lambda g, x: g * x.exp(),
+    "log": lambda g, x: g / x,
+    "log2": lambda g, x: g / (x * LN2),
+    "log1p": lambda g, x: g / (x + 1.0),
+    "sqrt": lambda g, x: g / (x.sqrt() * 2.0),
+    "rsqrt": lambda g, x: g * x.rsqrt() / x * -0.5,
+    "reciprocal": lambda g, x: -g / (x * x),
+    "sin": lambda g, x: g * x.cos(),
+    "cos": lambda g, x: -g * x.sin(),
+    "tan": lambda g, x: g / (x.cos() * x.cos()),
+    "asin": lambda g, x: g * (1.0 - x * x).rsqrt(),
+    "acos": lambda g, x: -g * (1.0 - x * x).rsqrt(),
+    "atan": lambda g, x: g / (x * x + 1.0),
+    "sinh": lambda g, x: g * x.cosh(),
+    "cosh": lambda g, x: g * x.sinh(),
+    "tanh": lambda g, x: g * (1.0 - x.tanh() * x.tanh()),
+    "asinh": lambda g, x: g * (x * x + 1.0).rsqrt(),
+    "acosh": lambda g, x: g * (x * x - 1.0).rsqrt(),
+    "atanh": lambda g, x: g / (1.0 - x * x),
+    "erf": lambda g, x: g * (-(x * x)).exp() * TWO_OVER_SQRT_PI,
+}
+_BINARY_GRADS: dict[str, Callable] = {
+    "add": lambda g, a, b: (g, g),
+    "sub": lambda g, a, b: (g, -g),
+    "mul": lambda g, a, b: (g * b, g * a),
+    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
+    "remainder": lambda g, a, b: (g, -g * a.floor_divide(b)),
+    "fmod": lambda g, a, b: (g, -g * (a / b).trunc()),
+    "pow": _pow_grads,
+    "atan2": lambda g, a, b: (g * b / (a * a + b * b), -g * a / (a * a + b * b)),
+    "minimum": lambda g, a, b: _tie_share(g, a, b, a < b),
+    "maximum": lambda g, a, b: _tie_share(g, a, b, a > b),
+}
+UNARY.update({k: replace(UNARY[k], grad=f) for k, f in _UNARY_GRADS.items()})
+BINARY.update({k: replace(BINARY[k], grad=f) for k, f in _BINARY_GRADS.items()})

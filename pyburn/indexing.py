@@ -10,7 +10,7 @@ from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, Sha
 from .math_ops import binary, operand, where
 from .movement import broadcast_to, flip, permute, reshape, slice_dim
 from .shape import broadcast_shapes, norm_dim, numel
-from .tensor import Tensor, install, wrap
+from .tensor import Tensor, install, result, wrap
 
 #: what ``sort`` and ``topk`` return, as in PyTorch
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
@@ -180,17 +180,31 @@ def index_put(x: Tensor, indices: Any, values: Any, accumulate: bool = False) ->
             raise ShapeError(f"values of shape {values.shape} do not fit the indexed shape "
                              f"{positions.shape}")
     source = operand(values, x.dtype, positions.shape, x.device)
-    backend = x.device.backend
-    n = positions.numel()
-    flat_x = backend.reshape(x._h, (x.numel(),))
-    updated = backend.scatter(flat_x, 0, backend.reshape(positions._h, (n,)),
-                              backend.reshape(source, (n,)), "add" if accumulate else "assign")
-    return wrap(backend.reshape(updated, x.shape), x.shape, x.dtype, x.device)
+    updated = _scatter(reshape(x, -1), 0, reshape(positions, -1), reshape(source, -1),
+                       "add" if accumulate else "assign")
+    return reshape(updated, x.shape)
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value``: x now refers to the updated values (other tensors are unchanged)."""
-    x._h = index_put(x, key, value)._h
+    """``x[key] = value``: x now refers to the updated values (other tensors, and graphs
+    that recorded x, keep the old ones)."""
+    from .autodiff import is_grad_enabled
+
+    if x.requires_grad and x.is_leaf and is_grad_enabled():
+        raise ArgumentError("a leaf tensor that requires grad cannot be changed in place while "
+                            "gradients are recorded; wrap the update in pyburn.no_grad()")
+    updated = index_put(x, key, value)
+    if is_grad_enabled():
+        x._h, x._node, x.requires_grad = updated._h, updated._node, updated.requires_grad
+    else:
+        x._h = updated._h
+
+
+def _scatter(x: Tensor, axis: int, index: Tensor, source: Tensor, reduce: str) -> Tensor:
+    """The scatter primitive on checked arguments, recorded for autodiff."""
+    out = x.device.backend.scatter(x._h, axis, index._h, source._h, reduce)
+    return result(out, x.shape, x.dtype, "scatter", (x, index, source), axis=axis,
+                  reduce=reduce)
 
 
 # ---- gather / scatter / selection ------------------------------------------------------------
@@ -213,7 +227,7 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
             raise ShapeError(f"gather: index shape {index.shape} exceeds input shape {x.shape} "
                              f"in dim {k}")
     out = x.device.backend.gather(x._h, d, index._h)
-    return wrap(out, index.shape, x.dtype, x.device)
+    return result(out, index.shape, x.dtype, "gather", (x, index), axis=d)
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, reduce: str | None = None, *,
@@ -233,9 +247,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, reduce: str | N
         if src.shape != index.shape:
             src = getitem(src, tuple(slice(0, s) for s in index.shape))
     source = operand(src, x.dtype, index.shape, x.device)
-    out = x.device.backend.scatter(x._h, d, index._h, source, "assign" if reduce is None
-                                   else "add")
-    return wrap(out, x.shape, x.dtype, x.device)
+    return _scatter(x, d, index, source, "assign" if reduce is None else "add")
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -252,7 +264,8 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
                          f"and {index.dtype.name}")
     index = checked_index(reshape(index, -1), x.shape[d], "index_select")
     shape = x.shape[:d] + (index.shape[0],) + x.shape[d + 1:]
-    return wrap(x.device.backend.index_select(x._h, d, index._h), shape, x.dtype, x.device)
+    return result(x.device.backend.index_select(x._h, d, index._h), shape, x.dtype,
+                  "index_select", (x, index), axis=d)
 
 
 def take(x: Tensor, index: Any) -> Tensor:
@@ -274,7 +287,7 @@ def _like_scalar(value: Any, x: Tensor) -> Tensor:
     """`value` (a tensor or a number) as a tensor of x's dtype, so `where` keeps that dtype."""
     if isinstance(value, Tensor):
         return value.cast(x.dtype)
-    return wrap(operand(value, x.dtype, (), x.device), (), x.dtype, x.device)
+    return operand(value, x.dtype, (), x.device)
 
 
 def masked_select(x: Tensor, mask: Tensor) -> Tensor:
@@ -302,8 +315,10 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True
         return ValuesIndices(x, wrap(x.device.backend.full((), 0, int32), (), int32, x.device))
     d = norm_dim(dim, x.ndim)
     values, indices = x.device.backend.sort(x._h, d, descending)
-    return ValuesIndices(wrap(values, x.shape, x.dtype, x.device),
-                         wrap(indices, x.shape, int32, x.device))
+    order = wrap(indices, x.shape, int32, x.device)
+    if x.requires_grad:  # the sorted values as a gather, so gradients flow back to x
+        return ValuesIndices(gather(x, d, order), order)
+    return ValuesIndices(wrap(values, x.shape, x.dtype, x.device), order)
 
 
 def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True) -> Tensor:

@@ -11,7 +11,7 @@ from .math_ops import binary
 from .movement import broadcast_to, permute, reshape
 from .reduction import sum as reduce_sum
 from .shape import broadcast_shapes, numel
-from .tensor import Tensor, check_dtype_on, install, wrap
+from .tensor import Tensor, check_dtype_on, install, result
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -41,7 +41,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     a3 = broadcast_to(a2.cast(dtype), batch + a2.shape[-2:])
     b3 = broadcast_to(b2.cast(dtype), batch + b2.shape[-2:])
     shape = batch + (a2.shape[-2], b2.shape[-1])
-    out = wrap(a.device.backend.matmul(a3._h, b3._h), shape, dtype, a.device)
+    out = result(a.device.backend.matmul(a3._h, b3._h), shape, dtype, "matmul", (a3, b3))
     if a.ndim == 1:
         out = out.squeeze(-2)
     if b.ndim == 1:

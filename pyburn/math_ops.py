@@ -22,7 +22,7 @@ from .dtypes import (
 from .elementwise import BINARY, UNARY, ElementwiseOp
 from .errors import DeviceError, DTypeError
 from .shape import Shape, broadcast_shapes
-from .tensor import Tensor, check_dtype_on, install, wrap
+from .tensor import Tensor, check_dtype_on, install, result, wrap
 
 Operand = Tensor | int | float | bool
 
@@ -45,18 +45,21 @@ def _domain_dtypes(op: ElementwiseOp, dtype: DType) -> tuple[DType, DType]:
     return dtype, dtype
 
 
-def operand(value: Operand, dtype: DType, shape: Shape, device) -> Any:
-    """The handle of `value` (a tensor or a Python scalar) as `dtype`, broadcast to `shape`."""
-    backend = device.backend
+def operand(value: Operand, dtype: DType, shape: Shape, device) -> Tensor:
+    """`value` (a tensor or a Python scalar) as a tensor of `dtype` broadcast to `shape`."""
     if isinstance(value, Tensor):
-        h = value._h if value.dtype is dtype else backend.cast(value._h, dtype)
-        if value.shape != shape:
-            if len(value.shape) != len(shape):
-                h = backend.reshape(h, (1,) * (len(shape) - len(value.shape)) + value.shape)
-            h = backend.expand(h, shape)
-        return h
+        t = value if value.dtype is dtype else value.cast(dtype)
+        return t if t.shape == shape else t.broadcast_to(shape)
+    return constant(value, dtype, shape, device)
+
+
+def constant(value: int | float | bool, dtype: DType, shape: Shape, device) -> Tensor:
+    """A tensor of `shape` whose every element is `value` (one element, broadcast)."""
+    backend = device.backend
     h = backend.full((1,) * len(shape), _scalar_as(value, dtype), dtype)
-    return h if all(s == 1 for s in shape) else backend.expand(h, shape)
+    if any(s != 1 for s in shape):
+        h = backend.expand(h, shape)
+    return wrap(h, shape, dtype, device)
 
 
 def _scalar_as(value: int | float | bool, dtype: DType) -> int | float | bool:
@@ -79,9 +82,8 @@ def unary(name: str, x: Tensor) -> Tensor:
     dtype, out = _domain_dtypes(op, x.dtype)
     if op.domain == "rounding" and not dtype.is_floating_point:
         return x if x.dtype is dtype else x.cast(dtype)
-    backend = x.device.backend
-    h = x._h if x.dtype is dtype else backend.cast(x._h, dtype)
-    return wrap(backend.unary(name, h, out), x.shape, out, x.device)
+    xc = x if x.dtype is dtype else x.cast(dtype)
+    return result(x.device.backend.unary(name, xc._h, out), x.shape, out, op.rule, (xc,))
 
 
 def binary(name: str, a: Operand, b: Operand) -> Tensor:
@@ -108,9 +110,9 @@ def binary(name: str, a: Operand, b: Operand) -> Tensor:
                          f"{type(b).__name__}")
     dtype, out = _domain_dtypes(op, dtype)
     check_dtype_on(dtype, device)
-    ha = operand(a, dtype, shape, device)
-    hb = operand(b, dtype, shape, device)
-    return wrap(device.backend.binary(name, ha, hb, out), shape, out, device)
+    ta = operand(a, dtype, shape, device)
+    tb = operand(b, dtype, shape, device)
+    return result(device.backend.binary(name, ta._h, tb._h, out), shape, out, op.rule, (ta, tb))
 
 
 def _number(value: Any, name: str) -> int | float | bool:
@@ -197,10 +199,10 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
         if not isinstance(v, Tensor):
             dtype = promote_with_scalar(dtype, _number(v, "where"))
     shape = broadcast_shapes(*shapes)
-    hc = operand(condition, bool_, shape, device)
-    ha = operand(a, dtype, shape, device)
-    hb = operand(b, dtype, shape, device)
-    return wrap(device.backend.where(hc, ha, hb), shape, dtype, device)
+    tc = operand(condition, bool_, shape, device)
+    ta = operand(a, dtype, shape, device)
+    tb = operand(b, dtype, shape, device)
+    return result(device.backend.where(tc._h, ta._h, tb._h), shape, dtype, "where", (tc, ta, tb))
 
 
 def clamp(x: Tensor, min: Operand | None = None, max: Operand | None = None) -> Tensor:  # noqa: A002

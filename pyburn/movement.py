@@ -8,7 +8,7 @@ from typing import Any
 from .dtypes import promote
 from .errors import ArgumentError, DeviceError, ShapeError
 from .shape import as_shape, broadcast_shapes, check_permutation, infer_reshape, norm_dim, numel
-from .tensor import Tensor, check_dtype_on, install, wrap
+from .tensor import Tensor, check_dtype_on, install, result
 
 
 def _sizes(args: Sequence[Any]) -> tuple:
@@ -22,7 +22,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     new = infer_reshape(_sizes(shape), x.numel(), x.shape)
     if new == x.shape:
         return x
-    return wrap(x.device.backend.reshape(x._h, new), new, x.dtype, x.device)
+    return result(x.device.backend.reshape(x._h, new), new, x.dtype, "reshape", (x,))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -66,7 +66,8 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
     if order == tuple(range(x.ndim)):
         return x
     shape = tuple(x.shape[d] for d in order)
-    return wrap(x.device.backend.permute(x._h, order), shape, x.dtype, x.device)
+    return result(x.device.backend.permute(x._h, order), shape, x.dtype, "permute", (x,),
+                  axes=order)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -133,7 +134,7 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     if shape == x.shape:
         return x
     lifted = reshape(x, (1,) * (len(shape) - x.ndim) + x.shape)
-    return wrap(x.device.backend.expand(lifted._h, shape), shape, x.dtype, x.device)
+    return result(x.device.backend.expand(lifted._h, shape), shape, x.dtype, "expand", (lifted,))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
@@ -164,7 +165,7 @@ def flip(x: Tensor, dims: int | Sequence[int]) -> Tensor:
     axes = tuple(sorted({norm_dim(d, x.ndim) for d in listed}))
     if not axes or x.ndim == 0:
         return x
-    return wrap(x.device.backend.flip(x._h, axes), x.shape, x.dtype, x.device)
+    return result(x.device.backend.flip(x._h, axes), x.shape, x.dtype, "flip", (x,), axes=axes)
 
 
 def slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tensor:
@@ -178,7 +179,8 @@ def slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tens
     starts[d], stops[d], steps[d] = start, stop, step
     size = len(range(start, stop, step))
     shape = x.shape[:d] + (size,) + x.shape[d + 1:]
-    return wrap(x.device.backend.slice(x._h, starts, stops, steps), shape, x.dtype, x.device)
+    return result(x.device.backend.slice(x._h, starts, stops, steps), shape, x.dtype, "slice",
+                  (x,), starts=starts, steps=steps)
 
 
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -241,8 +243,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if len(tensors) == 1:
         return first.cast(dtype)
     shape = first.shape[:d] + (sum(x.shape[d] for x in tensors),) + first.shape[d + 1:]
-    handles = [x.cast(dtype)._h for x in tensors]
-    return wrap(first.device.backend.cat(handles, d), shape, dtype, first.device)
+    parts = tuple(x.cast(dtype) for x in tensors)
+    return result(first.device.backend.cat([x._h for x in parts], d), shape, dtype, "cat", parts,
+                  axis=d)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -311,7 +314,16 @@ def _pad_constant(x: Tensor, pairs: list[tuple[int, int]], value: float) -> Tens
     shape = tuple(s + b + a for s, (b, a) in zip(x.shape, grow))
     fill = bool(value) if x.dtype.is_bool else (value if x.dtype.is_floating_point
                                                  else int(value))
-    return wrap(x.device.backend.pad(x._h, grow, fill), shape, x.dtype, x.device)
+    return result(x.device.backend.pad(x._h, grow, fill), shape, x.dtype, "pad", (x,), pads=grow)
+
+
+def pad_dim(x: Tensor, dim: int, before: int, after: int) -> Tensor:
+    """Zero-pad one dim by `before` and `after` (>= 0) elements."""
+    if not before and not after:
+        return x
+    pairs = [(0, 0)] * x.ndim
+    pairs[dim] = (before, after)
+    return _pad_constant(x, pairs, 0)
 
 
 def _pad_by_index(x: Tensor, d: int, before: int, after: int, mode: str) -> Tensor:

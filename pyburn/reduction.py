@@ -11,7 +11,7 @@ from .dtypes import bool_, default_float, default_int, int32
 from .errors import ArgumentError
 from .math_ops import binary, unary, where
 from .shape import norm_dim, norm_dims, numel
-from .tensor import Tensor, install, wrap
+from .tensor import Tensor, install, result, wrap
 
 Dims = int | tuple[int, ...] | list[int] | None
 
@@ -24,12 +24,11 @@ def _reduce(op: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     axes = norm_dims(dim, x.ndim)
     kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     out_dtype = bool_ if op in ("any", "all") else x.dtype
-    backend = x.device.backend
-    h = backend.reduce(op, x._h, axes)
-    if keepdim:
-        return wrap(h, kept, out_dtype, x.device)
-    shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-    return wrap(backend.reshape(h, shape), shape, out_dtype, x.device)
+    h = x.device.backend.reduce(op, x._h, axes)
+    saved = wrap(h, kept, out_dtype, x.device) if op in ("max", "min") else None
+    out = result(h, kept, out_dtype, f"reduce:{op}", (x,), axes=axes, result=saved)
+    return out if keepdim else out.reshape(tuple(s for i, s in enumerate(x.shape)
+                                                 if i not in axes))
 
 
 def _counting(x: Tensor) -> Tensor:
@@ -197,7 +196,8 @@ def _scan(op: str, x: Tensor, dim: int, dtype: Any) -> Tensor:
     if x.ndim == 0:
         return x
     axis = norm_dim(dim, x.ndim)
-    return wrap(x.device.backend.scan(op, x._h, axis), x.shape, x.dtype, x.device)
+    return result(x.device.backend.scan(op, x._h, axis), x.shape, x.dtype, f"scan:{op}", (x,),
+                  axis=axis)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import buffer
+from .autodiff.graph import record
 from .device import Device
 from .device import device as as_device
 from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
-from .errors import ArgumentError, DTypeError, ShapeError
+from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from .shape import Shape, norm_dim, numel
 
 
@@ -28,11 +29,17 @@ class Tensor:
     [8.0, 16.0]
     """
 
-    __slots__ = ("_h", "shape", "dtype", "device", "__weakref__")
+    __slots__ = ("_h", "shape", "dtype", "device", "requires_grad", "grad", "_node",
+                 "__weakref__")
     _h: Any
     shape: Shape
     dtype: DType
     device: Device
+    #: whether gradients flow to this tensor (only on autodiff devices)
+    requires_grad: bool
+    #: the accumulated gradient of a leaf after ``backward()``
+    grad: Tensor | None
+    _node: Any
 
     def __init__(self, *args: Any, **kwargs: Any):
         raise TypeError("create tensors with pyburn.tensor(...), pyburn.zeros(...) and friends")
@@ -95,7 +102,7 @@ class Tensor:
         if dtype is self.dtype:
             return self
         check_dtype_on(dtype, self.device)
-        return wrap(self.device.backend.cast(self._h, dtype), self.shape, dtype, self.device)
+        return result(self.device.backend.cast(self._h, dtype), self.shape, dtype, "cast", (self,))
 
     def float(self) -> Tensor:
         """Cast to float32."""
@@ -122,8 +129,56 @@ class Tensor:
         return self.cast(bool_)
 
     def clone(self) -> Tensor:
-        """A new tensor with the same values (handles are immutable, so this is cheap)."""
+        """A new tensor with the same values, in the same graph (handles are immutable, so
+        this copies nothing)."""
+        return self.reshape(self.shape) if self.requires_grad else self.detach()
+
+    # ---- autodiff ---------------------------------------------------------------------------
+    def detach(self) -> Tensor:
+        """The same values, cut from the graph (requires no grad)."""
         return wrap(self._h, self.shape, self.dtype, self.device)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Make this leaf tensor collect gradients in ``.grad`` (needs an autodiff device)."""
+        from .autodiff.graph import AccumulateGrad, leaf_node
+
+        if not requires_grad:
+            if self._node is not None and not isinstance(self._node, AccumulateGrad):
+                raise ArgumentError("requires_grad_(False) on a tensor computed from others: "
+                                    "use detach() instead")
+            self.requires_grad, self._node = False, None
+            return self
+        if not self.device.is_autodiff:
+            raise DeviceError(f"gradients need an autodiff device: create the tensor on "
+                              f"pyburn.device({self.device.name!r}).autodiff()")
+        if not self.dtype.is_floating_point:
+            raise DTypeError(f"only floating-point tensors can require grad, got "
+                             f"{self.dtype.name}")
+        self.requires_grad = True
+        leaf_node(self)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not computed by a recorded op (they collect ``.grad``)."""
+        from .autodiff.graph import AccumulateGrad
+
+        return self._node is None or isinstance(self._node, AccumulateGrad)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
+        """Add the gradient of this tensor to ``.grad`` of every leaf it depends on.
+
+        `gradient` defaults to 1 for one-element tensors. The graph is freed afterwards
+        unless `retain_graph`; `create_graph` records the backward pass itself, for
+        higher-order derivatives.
+        """
+        from .autodiff.graph import check_root, default_grad, run_backward
+
+        check_root(self, "backward()")
+        g = default_grad(self, "backward()") if gradient is None else gradient
+        run_backward([self], [g], retain_graph=create_graph if retain_graph is None
+                     else retain_graph, create_graph=create_graph)
 
     def contiguous(self) -> Tensor:
         """This tensor (pyburn's backends manage memory layout themselves)."""
@@ -206,7 +261,7 @@ class Tensor:
 
         return format_tensor(self)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         from .creation import tensor as make
 
         return (_rebuild, (make, self.to_bytes(), self.shape, self.dtype.name, self.device.name))
@@ -230,8 +285,14 @@ def _move(x: Tensor, target: Device) -> Tensor:
     if target is x.device:
         return x
     check_dtype_on(x.dtype, target)
-    handle = target.backend.from_bytes(x.to_bytes(), x.shape, x.dtype)
-    return wrap(handle, x.shape, x.dtype, target)
+    if target.backend is x.device.backend:  # to or from the autodiff form of one device
+        handle = x._h
+    else:
+        handle = target.backend.from_bytes(x.to_bytes(), x.shape, x.dtype)
+    out = wrap(handle, x.shape, x.dtype, target)
+    if target.is_autodiff and x.dtype.is_floating_point:
+        record(out, "move", (x,), {})
+    return out
 
 
 def _to_numpy(data: bytes, x: Tensor) -> Any:
@@ -243,13 +304,28 @@ def _to_numpy(data: bytes, x: Tensor) -> Any:
 
 
 def wrap(handle: Any, shape: Shape, dtype: DType, device: Device) -> Tensor:
-    """A Tensor for a backend handle whose shape and dtype the caller knows."""
+    """A Tensor for a backend handle whose shape and dtype the caller knows (no graph)."""
     t = object.__new__(Tensor)
     t._h = handle
     t.shape = shape
     t.dtype = dtype
     t.device = device
+    t.requires_grad = False
+    t.grad = None
+    t._node = None
     return t
+
+
+def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Tensor, ...],
+           **ctx: Any) -> Tensor:
+    """The Tensor for the output of a differentiable primitive: on an autodiff device it is
+    recorded with the backward `rule` (a key of ``pyburn.autodiff.rules.RULES``), the inputs
+    and the saved arguments `ctx`."""
+    device = inputs[0].device
+    out = wrap(handle, shape, dtype, device)
+    if device.is_autodiff and dtype.is_floating_point:
+        record(out, rule, inputs, ctx)
+    return out
 
 
 def check_dtype_on(dtype: DType, device: Device) -> None:

@@ -11,6 +11,8 @@ import { exitWith, startPyodide } from "./pyodide.mjs";
 
 async function main(benchArgs) {
   const pyodide = await startPyodide(["build/dist"]);
+  // Where the numbers come from, on stderr so that stdout stays the report (or its JSON).
+  process.stderr.write(`Pyodide ${pyodide.version} under Node ${process.version}\n`);
   const cli = pyodide.runPython("from pyburn.cli import main\nmain");
   try {
     return cli(pyodide.toPy(["bench", ...benchArgs]));

@@ -1,0 +1,178 @@
+"""Backward rules of the primitives, written with tensor ops so that gradients of gradients
+work (``create_graph=True``). Elementwise rules live in the op table (``pyburn.elementwise``,
+column ``grad``); this table holds the rest.
+
+A rule takes the gradient of the output, the input snapshots and the saved arguments, and
+returns one gradient (or None: nothing flows) per input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..elementwise import BINARY, UNARY
+from ..tensor import Tensor
+
+Grads = tuple[Tensor | None, ...]
+Rule = Callable[[Tensor, tuple[Tensor, ...], dict[str, Any]], Grads]
+
+
+def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
+    from ..creation import zeros
+
+    return zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def _floating(x: Tensor, g: Tensor) -> Tensor | None:
+    return g.cast(x.dtype) if x.dtype.is_floating_point else None
+
+
+def _cast(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    return (_floating(inputs[0], g),)
+
+
+def _move(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    return (g.to(inputs[0].device),)
+
+
+def _reshape(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    return (g.reshape(inputs[0].shape),)
+
+
+def _permute(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    axes = ctx["axes"]
+    return (g.permute([axes.index(i) for i in range(len(axes))]),)
+
+
+def _expand(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    x = inputs[0]
+    widened = tuple(i for i, (a, b) in enumerate(zip(x.shape, g.shape)) if a != b)
+    return (g.sum(dim=widened, keepdim=True) if widened else g,)
+
+
+def _slice(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """Scatter g back into zeros of x's shape by padding (zeros between stepped elements)."""
+    from ..movement import pad_dim
+
+    x = inputs[0]
+    for d, (start, step) in enumerate(zip(ctx["starts"], ctx["steps"])):
+        n = g.shape[d]
+        if step > 1 and n:
+            g = pad_dim(g.unsqueeze(d + 1), d + 1, 0, step - 1).flatten(d, d + 1)
+            g = g.narrow(d, 0, min(g.shape[d], x.shape[d] - start))
+        g = pad_dim(g, d, start, x.shape[d] - start - g.shape[d])
+    return (g,)
+
+
+def _flip(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    return (g.flip(ctx["axes"]),)
+
+
+def _pad(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..movement import slice_dim
+
+    for d, (before, _) in enumerate(ctx["pads"]):
+        g = slice_dim(g, d, before, before + inputs[0].shape[d])
+    return (g,)
+
+
+def _cat(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    axis = ctx["axis"]
+    return tuple(g.split([x.shape[axis] for x in inputs], axis))
+
+
+def _where(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..math_ops import where
+
+    cond = inputs[0]
+    zero = _zeros((), g)
+    return (None, where(cond, g, zero), where(cond, zero, g))
+
+
+def _matmul(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    a, b = inputs
+    return (g @ b.mT, a.mT @ g)
+
+
+def _reduce_sum(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    return (g.broadcast_to(inputs[0].shape),)
+
+
+def _reduce_extreme(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """Ties share the gradient equally, as in PyTorch's amax/amin."""
+    x, axes = inputs[0], ctx["axes"]
+    hit = (x == ctx["result"]).cast(g.dtype)
+    return (g * hit / hit.sum(dim=axes, keepdim=True),)
+
+
+def _reduce_prod(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    x = inputs[0]
+    return (g * x.prod(dim=ctx["axes"], keepdim=True) / x,)
+
+
+def _scan_sum(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    axis = ctx["axis"]
+    return (g.flip(axis).cumsum(axis).flip(axis),)
+
+
+def _scan_prod(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    x, axis = inputs[0], ctx["axis"]
+    return ((g * x.cumprod(axis)).flip(axis).cumsum(axis).flip(axis) / x,)
+
+
+def _gather(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    x, index = inputs
+    return (_zeros(x.shape, g).scatter_add(ctx["axis"], index, g), None)
+
+
+def _scatter(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    _, index, src = inputs
+    axis = ctx["axis"]
+    gx = g if ctx["reduce"] == "add" else g.scatter(axis, index, 0.0)
+    return (gx, None, g.gather(axis, index) if src.dtype.is_floating_point else None)
+
+
+def _index_select(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    x, index = inputs
+    axis = ctx["axis"]
+    shape = [1] * g.ndim
+    shape[axis] = index.shape[0]
+    spread = index.reshape(shape).broadcast_to(g.shape)
+    return (_zeros(x.shape, g).scatter_add(axis, spread, g), None)
+
+
+def _unary(name: str) -> Rule:
+    grad = UNARY[name].grad
+
+    def rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+        return (grad(g, inputs[0]) if grad else None,)
+
+    return rule
+
+
+def _binary(name: str) -> Rule:
+    grad = BINARY[name].grad
+
+    def rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+        return grad(g, *inputs) if grad else (None, None)
+
+    return rule
+
+
+def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from .api import recompute_grads
+
+    return recompute_grads(g, inputs, ctx)
+
+
+RULES: dict[str, Rule] = {
+    "cast": _cast, "move": _move, "reshape": _reshape, "permute": _permute,
+    "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad, "cat": _cat,
+    "where": _where, "matmul": _matmul, "reduce:sum": _reduce_sum,
+    "reduce:max": _reduce_extreme, "reduce:min": _reduce_extreme, "reduce:prod": _reduce_prod,
+    "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
+    "index_select": _index_select, "checkpoint": _checkpoint,
+}
+RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
+RULES.update({f"binary:{name}": _binary(name) for name in BINARY})
