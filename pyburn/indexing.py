@@ -186,18 +186,9 @@ def index_put(x: Tensor, indices: Any, values: Any, accumulate: bool = False) ->
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value``: x now refers to the updated values (other tensors, and graphs
-    that recorded x, keep the old ones)."""
-    from .autodiff import is_grad_enabled
-
-    if x.requires_grad and x.is_leaf and is_grad_enabled():
-        raise ArgumentError("a leaf tensor that requires grad cannot be changed in place while "
-                            "gradients are recorded; wrap the update in pyburn.no_grad()")
-    updated = index_put(x, key, value)
-    if is_grad_enabled():
-        x._h, x._node, x.requires_grad = updated._h, updated._node, updated.requires_grad
-    else:
-        x._h = updated._h
+    """``x[key] = value``: x now holds the updated values (other tensors, and graphs that
+    recorded x, keep the old ones)."""
+    x.assign_(index_put(x, key, value))
 
 
 def _scatter(x: Tensor, axis: int, index: Tensor, source: Tensor, reduce: str) -> Tensor:

@@ -158,6 +158,46 @@ class Tensor:
         leaf_node(self)
         return self
 
+    def assign_(self, new: Tensor) -> Tensor:
+        """Make this tensor hold `new`'s values (cast to this dtype; the shape must match):
+        the one in-place mechanism behind ``t[k] = v``, ``copy_``, ``add_`` and friends.
+        Graphs that recorded this tensor keep its old values. A leaf that requires grad can
+        only be changed under ``pyburn.no_grad()`` (as an optimizer step does)."""
+        from .autodiff.graph import is_grad_enabled
+
+        if not isinstance(new, Tensor):
+            raise DTypeError(f"assign_ needs a tensor, got {type(new).__name__}")
+        if new.shape != self.shape:
+            raise ShapeError(f"in-place update of a tensor of shape {self.shape} with a result "
+                             f"of shape {new.shape}")
+        if new.device is not self.device:
+            raise DeviceError(f"in-place update of a tensor on {self.device.name} with one on "
+                              f"{new.device.name}")
+        grad_mode = is_grad_enabled()
+        if grad_mode and self.requires_grad and self.is_leaf:
+            raise ArgumentError("a leaf tensor that requires grad cannot be changed in place "
+                                "while gradients are recorded; do it under pyburn.no_grad()")
+        new = new.cast(self.dtype)
+        self._h = new._h
+        if grad_mode and new.requires_grad:
+            self._node, self.requires_grad = new._node, True
+        return self
+
+    def copy_(self, src: Tensor) -> Tensor:
+        """Copy `src`'s values into this tensor (broadcast to its shape, moved and cast)."""
+        src = src.to(self.device) if isinstance(src, Tensor) else src
+        return self.assign_(src.broadcast_to(self.shape))
+
+    def zero_(self) -> Tensor:
+        """Set every element to 0."""
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Tensor:
+        """Set every element to `value`."""
+        from .math_ops import constant
+
+        return self.assign_(constant(value, self.dtype, self.shape, self.device))
+
     @property
     def is_leaf(self) -> bool:
         """True for tensors not computed by a recorded op (they collect ``.grad``)."""
@@ -267,6 +307,21 @@ class Tensor:
         return (_rebuild, (make, self.to_bytes(), self.shape, self.dtype.name, self.device.name))
 
 
+def _in_place(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return self.assign_(getattr(self, name)(*args, **kwargs))
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place form of `{name}`: this tensor takes the result."
+    return method
+
+
+#: ops with an in-place twin (``t.add_(1)``): the result replaces the tensor's values
+IN_PLACE = ("add", "sub", "mul", "div", "pow", "clamp", "neg", "abs", "exp", "log", "sqrt",
+            "sigmoid", "tanh", "floor", "ceil", "round", "trunc", "masked_fill", "scatter",
+            "scatter_add", "index_put", "reciprocal", "remainder", "fmod", "sign")
+
+
 def _rebuild(make, data: bytes, shape: Shape, dtype: str, device: str) -> Tensor:
     return make(data, shape=shape, dtype=dtype, device=device)
 
@@ -323,8 +378,11 @@ def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Ten
     and the saved arguments `ctx`."""
     device = inputs[0].device
     out = wrap(handle, shape, dtype, device)
-    if device.is_autodiff and dtype.is_floating_point:
-        record(out, rule, inputs, ctx)
+    if device.is_autodiff:
+        for t in inputs:
+            if t.requires_grad:  # the cheap test first: inference records nothing
+                record(out, rule, inputs, ctx)
+                break
     return out
 
 
@@ -335,6 +393,9 @@ def check_dtype_on(dtype: DType, device: Device) -> None:
 
 
 def install(functions: dict[str, Any]) -> None:
-    """Make each function a method of Tensor under its key (``t.f(...)`` is ``f(t, ...)``)."""
+    """Make each function a method of Tensor under its key (``t.f(...)`` is ``f(t, ...)``),
+    with an in-place twin ``f_`` for the names in IN_PLACE."""
     for name, fn in functions.items():
         setattr(Tensor, name, fn)
+        if name in IN_PLACE:
+            setattr(Tensor, f"{name}_", _in_place(name))

@@ -93,18 +93,16 @@ class AccumulateGrad(Node):
 def snapshot(t: Tensor) -> Tensor:
     """A tensor with t's handle, dtype, device and graph position, unaffected by later
     in-place rebinding of t."""
-    from ..tensor import wrap
-
-    s = wrap(t._h, t.shape, t.dtype, t.device)
-    s.requires_grad = t.requires_grad
-    s._node = t._node
+    s = object.__new__(type(t))  # a bare copy of the slots: no import of the tensor module
+    s._h, s.shape, s.dtype, s.device = t._h, t.shape, t.dtype, t.device
+    s.requires_grad, s.grad, s._node = t.requires_grad, None, t._node
     return s
 
 
 def record(out: Tensor, rule: str, inputs: Sequence[Tensor], ctx: dict[str, Any]) -> None:
     """Make `out` the result of `rule` applied to `inputs`, if grad mode is on and some input
     requires grad (called by the tensor layer on autodiff devices, float results only)."""
-    if not getattr(_state, "enabled", True):
+    if not getattr(_state, "enabled", True) or not out.dtype.is_floating_point:
         return
     if not any(t.requires_grad for t in inputs):
         return
@@ -148,8 +146,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
     `capture` is given, in which case the summed gradient arriving at each captured node is
     returned (by ``id(node)``) and no leaf is touched.
     """
-    from .rules import RULES
-
+    rules = _rules()
     pending: dict[int, Tensor] = {}
     for out, g in zip(outputs, grad_outputs):
         node = out._node
@@ -171,7 +168,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             if node.inputs is None:
                 raise ArgumentError("backward through a graph that was already freed: pass "
                                     "retain_graph=True to the first backward() to run it twice")
-            grads = RULES[node.rule](g, node.inputs, node.ctx)
+            grads = rules[node.rule](g, node.inputs, node.ctx)
             if not retain_graph:
                 node.inputs, node.ctx = None, {}
             for parent, pg in zip(node.parents, grads):
@@ -179,6 +176,20 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                     key = id(parent)
                     pending[key] = pending[key] + pg if key in pending else pg
     return captured
+
+
+def _rules() -> dict[str, Callable]:
+    """The rule table, imported on first use (it needs the tensor ops, which need this
+    module)."""
+    global _RULES
+    if _RULES is None:
+        from .rules import RULES
+
+        _RULES = RULES
+    return _RULES
+
+
+_RULES: dict[str, Callable] | None = None
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:

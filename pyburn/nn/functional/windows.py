@@ -130,8 +130,7 @@ def place_windows(cols: Tensor, kernel: Ints, stride: Ints, dilation: Ints,
     total = None
     for k, offset in enumerate(itertools.product(*(range(n) for n in kernel))):
         starts = [j * d for j, d in zip(offset, dilation)]
-        placed = pad_spatial(sparse.select(-nd - 1, k) if False else
-                             sparse[(Ellipsis, k) + (slice(None),) * nd],
-                             [(b, n - b - w) for b, n, w in zip(starts, size, span)])
+        piece = sparse[(Ellipsis, k) + (slice(None),) * nd]
+        placed = pad_spatial(piece, [(b, n - b - w) for b, n, w in zip(starts, size, span)])
         total = placed if total is None else total + placed
     return total
