@@ -16,7 +16,7 @@ def tour(device: pyburn.Device) -> None:
     x = pyburn.arange(12, device=device).reshape(3, 4).float()
     print(f"x =\n{x}")
     print("x.T @ x row sums:", (x.T @ x).sum(dim=1).tolist())
-    print("softmax of row 0:", (x[0].exp() / x[0].exp().sum()).tolist())
+    print("softmax of row 0:", [round(v, 4) for v in (x[0].exp() / x[0].exp().sum()).tolist()])
     print("column max (values, indices):", tuple(t.tolist() for t in x.max(dim=0)))
     print("x[x > 5] =", x[x > 5].tolist())
     print("x[[0, 2], ::2] =", x[[0, 2], ::2].tolist())
