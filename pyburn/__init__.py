@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import data, optim, store
 from . import indexing as _indexing  # noqa: F401  (installs Tensor methods)
 from . import linalg as _linalg  # noqa: F401
 from . import math_ops as _math_ops

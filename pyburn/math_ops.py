@@ -206,14 +206,15 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
 
 
 def clamp(x: Tensor, min: Operand | None = None, max: Operand | None = None) -> Tensor:  # noqa: A002
-    """Limit values to [min, max] (either may be None; tensors broadcast; NaN stays NaN)."""
+    """Limit values to [min, max] (either may be None; tensors broadcast; NaN stays NaN).
+    The gradient goes to x wherever x is within the bounds, bounds included."""
     if min is None and max is None:
         raise DTypeError("clamp needs min or max")
     out = x
     if min is not None:
-        out = binary("maximum", out, min)
+        out = where(binary("lt", out, min), min, out)
     if max is not None:
-        out = binary("minimum", out, max)
+        out = where(binary("gt", out, max), max, out)
     return out
 
 

@@ -187,8 +187,17 @@ def norm(x: Tensor, p: float | str = 2, dim: Dims = None, keepdim: bool = False)
     if p == 1:
         return _reduce("sum", size, dim, keepdim)
     if p == 2:
-        return unary("sqrt", _reduce("sum", binary("mul", x, x), dim, keepdim))
-    return binary("pow", _reduce("sum", binary("pow", size, float(p)), dim, keepdim), 1.0 / p)
+        return _root(_reduce("sum", binary("mul", x, x), dim, keepdim), 2.0)
+    return _root(_reduce("sum", binary("pow", size, float(p)), dim, keepdim), float(p))
+
+
+def _root(total: Tensor, p: float) -> Tensor:
+    """total ** (1/p), with a zero (not NaN) gradient where total is 0: the root's slope is
+    infinite there and would multiply a zero."""
+    zero = binary("eq", total, 0)  # (NaN and inf must go through the root unchanged)
+    safe = where(zero, 1.0, total)
+    root = unary("sqrt", safe) if p == 2 else binary("pow", safe, 1.0 / p)
+    return where(zero, 0.0, root)
 
 
 def _scan(op: str, x: Tensor, dim: int, dtype: Any) -> Tensor:

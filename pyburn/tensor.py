@@ -179,8 +179,8 @@ class Tensor:
                                 "while gradients are recorded; do it under pyburn.no_grad()")
         new = new.cast(self.dtype)
         self._h = new._h
-        if grad_mode and new.requires_grad:
-            self._node, self.requires_grad = new._node, True
+        if grad_mode:  # the tensor is now the new computation (or a constant)
+            self._node, self.requires_grad = new._node, new.requires_grad
         return self
 
     def copy_(self, src: Tensor) -> Tensor:

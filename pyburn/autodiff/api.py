@@ -81,12 +81,17 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
 
 def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...],
                     ctx: dict[str, Any]) -> tuple[Tensor | None, ...]:
-    """The backward rule of `checkpoint`: rerun the function on detached inputs and take
-    the gradients of its output."""
-    fresh = [t.detach().requires_grad_() if t.requires_grad else t.detach() for t in inputs]
+    """The backward rule of `checkpoint`: run the function again with gradients on and
+    differentiate its output. For a first-order backward it runs on detached inputs; when
+    the backward is itself recorded (create_graph) it runs on the recorded inputs, so the
+    result stays connected to them and second derivatives are right."""
+    create = is_grad_enabled()  # the outer backward runs with grad on only for create_graph
+    if create:
+        fresh = list(inputs)
+    else:
+        fresh = [t.detach().requires_grad_() if t.requires_grad else t.detach() for t in inputs]
     replacements = iter(fresh)  # the tensors of args, in order, are the recorded inputs
     args = tuple(next(replacements) if _is_tensor(a) else a for a in ctx["args"])
-    create = is_grad_enabled()  # the outer backward runs with grad on only for create_graph
     with enable_grad():
         out = ctx["fn"](*args)
     wanted = [f for f, t in zip(fresh, inputs) if t.requires_grad]

@@ -29,7 +29,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
 
 _EPILOG = """\
 examples:
-  pyburn bench                       everything (a few minutes)
+  pyburn bench                       everything (about a minute)
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
   pyburn bench --list                what there is to run
@@ -72,8 +72,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "bench",
         help="measure pyburn against numpy, PyTorch and plain Python, in one run",
-        description="Time pyburn's ops and the same ops on peers (numpy, PyTorch CPU, plain "
-        "Python) in the same run, and compare each with its target. Progress goes to "
+        description="Time pyburn's ops and the same ops on peers (numpy, PyTorch CPU, plain\n"
+        "Python) in the same run, and compare each with its target. Progress goes to\n"
         "stderr, the report to stdout.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -1,7 +1,7 @@
-"""Parametrizes the conformance suite over every available device and keeps the golden file.
+"""The conformance suite's fixtures and its golden file.
 
 Any test that takes a `device` argument (directly or through the `check` fixture) runs once
-per device of ``pyburn.available_devices()``, with the device's name as its id.
+per available device: ``tests/conftest.py`` parametrizes it, for every test directory.
 """
 
 from __future__ import annotations
@@ -13,15 +13,6 @@ import pytest
 import pyburn
 
 from .helpers import GOLDEN, OpChecker
-
-DEVICES = pyburn.available_devices()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize `device` first, so that a test id starts with the device name."""
-    if "device" in metafunc.fixturenames:
-        metafunc.parametrize("device", DEVICES, ids=[d.name for d in DEVICES])
 
 
 def golden_key(node: pytest.Item) -> str:
@@ -44,7 +35,7 @@ def check(request: pytest.FixtureRequest, device) -> OpChecker:
 @pytest.fixture
 def other_device(device):
     """A device other than `device`; skips where only one is available."""
-    others = [d for d in DEVICES if d is not device]
+    others = [d for d in pyburn.available_devices() if d is not device]
     if not others:
         pytest.skip("needs a second available device")
     return others[0]

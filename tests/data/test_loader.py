@@ -1,0 +1,282 @@
+"""DataLoader: batching, shuffling, collate, workers, early stops and mid-epoch resume."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+import pytest
+
+import pyburn
+from pyburn.data import DataLoader, InMemoryDataset, MapDataset, TensorDataset, permutation
+from pyburn.data.prefetch import THREAD_PREFIX, threads_available
+
+
+def values(batches):
+    """Plain nested lists of a sequence of batches (tensors or tuples of tensors)."""
+    return [tuple(t.tolist() for t in b) if isinstance(b, tuple) else b.tolist()
+            for b in batches]
+
+
+def worker_threads():
+    return [t for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)]
+
+
+class Recording:
+    """A dataset of ints that records which items were fetched, optionally slowly (so that
+    threads finish out of order) and failing at one index."""
+
+    def __init__(self, n, delay=0.0, fail_at=None):
+        self.n, self.delay, self.fail_at = n, delay, fail_at
+        self.fetched = []
+        self.lock = threading.Lock()
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.fail_at:
+            raise RuntimeError(f"item {i} is broken")
+        if self.delay:
+            time.sleep(self.delay * ((i * 7) % 5))
+        with self.lock:
+            self.fetched.append(i)
+        return i
+
+
+@pytest.mark.parametrize(("drop_last", "expected"), [
+    (False, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]),
+    (True, [[0, 1, 2], [3, 4, 5], [6, 7, 8]]),
+])
+def test_batches_in_order(device, drop_last, expected):
+    loader = DataLoader(range(10), batch_size=3, drop_last=drop_last, device=device)
+    assert len(loader) == len(expected)
+    batches = list(loader)
+    assert values(batches) == expected
+    assert all(b.device is device and b.dtype is pyburn.int32 for b in batches)
+
+
+def test_lengths_at_the_edges():
+    assert len(DataLoader(range(3), batch_size=5)) == 1
+    assert len(DataLoader(range(3), batch_size=5, drop_last=True)) == 0
+    assert len(DataLoader([], batch_size=2)) == 0
+    assert list(DataLoader([], batch_size=2)) == []
+    assert len(DataLoader(range(6), batch_size=2, drop_last=True)) == 3
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"batch_size": 0}, "batch_size must be an int >= 1"),
+    ({"batch_size": 2.0}, "batch_size"),
+    ({"num_workers": -1}, "num_workers must be an int >= 0"),
+    ({"prefetch_factor": 0}, "prefetch_factor"),
+    ({"seed": 1.5}, "seed must be an int"),
+    ({"collate": 3}, "collate must be callable"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(pyburn.ArgumentError, match=match):
+        DataLoader(range(4), **kwargs)
+
+
+def test_dataset_must_be_a_dataset():
+    with pytest.raises(pyburn.ArgumentError, match="needs a dataset"):
+        DataLoader(iter([1, 2]))
+
+
+def test_shuffled_epochs_are_the_seeded_permutations(device):
+    loader = DataLoader(range(10), batch_size=4, shuffle=True, seed=99, device=device)
+    for epoch in range(3):
+        assert loader.epoch == epoch
+        order = permutation(10, 99, epoch)
+        assert values(loader) == [order[0:4], order[4:8], order[8:10]]
+    assert permutation(10, 99, 0) != permutation(10, 99, 1)
+    again = DataLoader(range(10), batch_size=4, shuffle=True, seed=99, device=device)
+    again.set_epoch(2)
+    assert values(again) == [permutation(10, 99, 2)[i:i + 4] for i in (0, 4, 8)]
+    assert again.epoch == 3
+
+
+def test_unseeded_shuffle_follows_manual_seed():
+    pyburn.manual_seed(5)
+    first = DataLoader(range(50), shuffle=True).seed
+    pyburn.manual_seed(5)
+    assert DataLoader(range(50), shuffle=True).seed == first
+    assert DataLoader(range(50), shuffle=True).seed != first
+    assert DataLoader(range(50)).seed is None
+
+
+def test_custom_collate_gets_the_items():
+    loader = DataLoader(InMemoryDataset("abcde"), batch_size=2, collate="".join)
+    assert list(loader) == ["ab", "cd", "e"]
+
+
+def test_batched_datasets_make_each_batch_in_one_call(device):
+    calls = []
+
+    class Batched:
+        def __len__(self):
+            return 7
+
+        def __getitem__(self, i):
+            raise AssertionError("the loader should not fetch items one by one")
+
+        def get_batch(self, indices):
+            calls.append(list(indices))
+            return pyburn.tensor(list(indices), device=device)
+
+    loader = DataLoader(Batched(), batch_size=3, shuffle=True, seed=1)
+    order = permutation(7, 1)
+    assert values(loader) == [order[:3], order[3:6], order[6:]]
+    assert calls == [order[:3], order[3:6], order[6:]]
+
+
+def test_fast_path_and_item_path_agree(device):
+    x = pyburn.arange(30, device=device).reshape(10, 3).float() / 7
+    y = pyburn.arange(10, device=device)
+    ds = TensorDataset(x, y)
+    fast = DataLoader(ds, batch_size=4, shuffle=True, seed=3)
+    slow = DataLoader(ds, batch_size=4, shuffle=True, seed=3, collate=lambda items: (
+        pyburn.stack([a for a, _ in items]), pyburn.stack([b for _, b in items])))
+    assert values(fast) == values(slow)
+
+
+def test_batches_go_to_the_loader_device(device):
+    others = [d for d in pyburn.available_devices() if d is not device]
+    if not others:
+        pytest.skip("needs a second device")
+    ds = TensorDataset(pyburn.arange(6, device=device))
+    (batch,) = next(iter(DataLoader(ds, batch_size=6, device=others[0])))
+    assert batch.device is others[0] and batch.tolist() == list(range(6))
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_workers_give_the_same_batches_in_the_same_order(workers):
+    def run(num_workers):
+        ds = MapDataset(Recording(23, delay=0.001), lambda i: (i, float(i) / 2))
+        loader = DataLoader(ds, batch_size=4, shuffle=True, seed=11,
+                            num_workers=num_workers, device="flex")
+        return [values(loader) for _ in range(2)]
+
+    assert run(workers) == run(0)
+    assert worker_threads() == []
+
+
+@pytest.mark.skipif(not threads_available(), reason="this Python cannot start threads")
+def test_early_stop_shuts_the_threads_down():
+    ds = Recording(100, delay=0.001)
+    loader = DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=2, device="flex")
+    for _ in loader:
+        assert worker_threads()  # the prefetching is running
+        break
+    assert worker_threads() == []
+    # at most the batch handed out, the 4 queued behind it and the 1 refilled before handing
+    # it out were ever fetched: 6 batches of 2
+    assert len(ds.fetched) <= 12
+    assert loader.position == 1 and loader.epoch == 0
+    assert values(loader)[0] == [2, 3]  # the next iteration goes on from the cursor
+
+
+def test_a_new_iteration_stops_the_previous_one():
+    loader = DataLoader(Recording(40, delay=0.001), batch_size=2, num_workers=2, device="flex")
+    first = iter(loader)
+    next(first)
+    second = iter(loader)
+    assert worker_threads() == []
+    assert list(first) == []
+    assert len(values(second)) == 19
+    assert loader.epoch == 1
+
+
+def test_a_failing_item_raises_at_its_batch_and_stops_the_threads():
+    loader = DataLoader(Recording(20, fail_at=9), batch_size=4, num_workers=2, device="flex")
+    seen = []
+    with pytest.raises(RuntimeError, match="item 9 is broken"):
+        for batch in loader:
+            seen.append(batch.tolist())
+    assert seen == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert worker_threads() == []
+    assert loader.position == 2 and loader.epoch == 0
+
+
+def test_no_threads_where_python_cannot_start_them(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    started = []
+    ds = MapDataset(range(9), lambda i: started.append(threading.current_thread()) or i)
+    loader = DataLoader(ds, batch_size=2, num_workers=4, device="flex")
+    assert values(loader) == [[0, 1], [2, 3], [4, 5], [6, 7], [8]]
+    assert set(started) == {threading.current_thread()}
+
+
+def _tensor_loader(device, **kwargs):
+    x = pyburn.arange(52, device=device).reshape(26, 2).float() * 0.5
+    y = pyburn.arange(26, device=device) % 3
+    return DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True, seed=2024, **kwargs)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_resume_mid_epoch_gives_the_remaining_batches_exactly(device, workers):
+    reference = _tensor_loader(device)
+    epochs = [values(reference) for _ in range(3)]
+
+    run = _tensor_loader(device)
+    assert values(run) == epochs[0]
+    done = []
+    for batch in run:
+        done.append(batch)
+        if len(done) == 3:
+            state = json.loads(json.dumps(run.state_dict()))  # a checkpoint holds plain data
+            break
+    assert values(done) == epochs[1][:3]
+    assert state["epoch"] == 1 and state["position"] == 3
+
+    resumed = _tensor_loader(device, num_workers=workers)
+    resumed.load_state_dict(state)
+    assert values(resumed) == epochs[1][3:]
+    assert values(resumed) == epochs[2]
+
+
+def test_state_taken_on_the_last_batch_resumes_into_the_next_epoch():
+    loader = DataLoader(range(6), batch_size=3, shuffle=True, seed=0, device="flex")
+    for _ in loader:
+        state = loader.state_dict()
+    assert state["position"] == 2 and state["epoch"] == 0
+    resumed = DataLoader(range(6), batch_size=3, shuffle=True, seed=0, device="flex")
+    resumed.load_state_dict(state)
+    assert list(resumed) == []  # the epoch had no batches left ...
+    assert resumed.epoch == 1  # ... and is over
+    assert values(resumed) == values(loader)
+
+
+def test_load_state_dict_checks_what_it_gets():
+    loader = DataLoader(range(10), batch_size=3, shuffle=True, seed=1)
+    good = loader.state_dict()
+    for change, match in [({"position": 5}, "position 5 is past the 4 batches"),
+                          ({"num_items": 11}, "11 items in batches of 3"),
+                          ({"batch_size": 2}, "batches of 2"),
+                          ({"seed": None}, "seed None"),
+                          ({"epoch": -1}, "epoch must be an int >= 0"),
+                          ({"seed": "7"}, "seed must be an int >= 0")]:
+        with pytest.raises(pyburn.ArgumentError, match=match):
+            loader.load_state_dict({**good, **change})
+    with pytest.raises(pyburn.ArgumentError, match=r"lacks \['position'\]"):
+        loader.load_state_dict({k: v for k, v in good.items() if k != "position"})
+
+
+def test_set_epoch_restarts_and_stops_a_running_iteration():
+    loader = DataLoader(range(6), batch_size=2, device="flex")
+    it = iter(loader)
+    next(it)
+    loader.set_epoch(4)
+    assert list(it) == []
+    assert (loader.epoch, loader.position) == (4, 0)
+    assert len(values(loader)) == 3 and loader.epoch == 5
+    with pytest.raises(pyburn.ArgumentError, match="epoch"):
+        loader.set_epoch(-2)
+
+
+def test_batch_indices_lists_an_epoch():
+    loader = DataLoader(range(5), batch_size=2, shuffle=True, seed=8)
+    order = permutation(5, 8, 3)
+    assert loader.batch_indices(3) == [order[:2], order[2:4], order[4:]]
+    assert DataLoader(range(5), batch_size=2, drop_last=True).batch_indices() == [[0, 1], [2, 3]]
