@@ -32,7 +32,6 @@ from .shuffle import permutation
 from .tensor_dataset import TensorDataset
 
 
-
 def __getattr__(name: str) -> Any:
     """`pyburn.data.datasets` is imported on first use: it is not needed to train on data
     already in memory, and it costs most of this package's import time."""
