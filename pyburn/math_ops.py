@@ -153,8 +153,14 @@ def square(x: Tensor) -> Tensor:
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    """The logistic function 1 / (1 + exp(-x))."""
-    return binary("div", 1.0, binary("add", unary("exp", unary("neg", _floating(x))), 1.0))
+    """The logistic function 1 / (1 + exp(-x)), computed as ``where(x >= 0, 1, e) / (1 + e)``
+    with ``e = exp(-|x|)``, so that neither the value nor the gradient meets an overflowing
+    exp."""
+    x = _floating(x)
+    positive = binary("ge", x, 0)
+    # -|x| spelled with where, not abs: abs's slope at 0 is 0 and would zero the gradient
+    e = unary("exp", unary("neg", where(positive, x, unary("neg", x))))
+    return binary("div", where(positive, 1.0, e), binary("add", e, 1.0))
 
 
 def _floating(x: Tensor) -> Tensor:

@@ -143,6 +143,19 @@ class ModuleList(_Indexed):
     (3, 6)
     """
 
+    def _child_lines(self) -> list[str]:
+        """Runs of consecutive items with the same repr are shown once, as PyTorch does:
+        "(0-11): 12 x Block(...)"."""
+        runs: list[tuple[int, int, str]] = []  # (first index, last index, repr)
+        for i, module in enumerate(self._modules.values()):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1] = (runs[-1][0], i, text)
+            else:
+                runs.append((i, i, text))
+        return [f"({first}): {text}" if first == last else
+                f"({first}-{last}): {last - first + 1} x {text}" for first, last, text in runs]
+
 
 class ModuleDict(Module):
     """An ordered dict of modules, registered under their keys.

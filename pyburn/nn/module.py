@@ -86,7 +86,7 @@ class Module:
     ...         self.hidden = nn.Linear(3, 4, device="flex")
     ...         self.out = nn.Linear(4, 1, device="flex")
     ...     def forward(self, x):
-    ...         return self.out(self.hidden(x).relu())
+    ...         return self.out(nn.functional.relu(self.hidden(x)))
     >>> model = TwoLayer()
     >>> list(model.state_dict())
     ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
@@ -310,13 +310,14 @@ class Module:
     # ---- state -----------------------------------------------------------------------------
     def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
         """Every parameter and persistent buffer by dotted name (``features.0.weight``,
-        ``bn.running_mean``): each module's own parameters, then its buffers, then its
-        submodules', as in PyTorch. The values are detached tensors holding the values of
-        this moment (pyburn's tensor values are immutable, so this copies nothing and later
-        training does not change it); `keep_vars` gives the registered tensors themselves."""
+        ``bn.running_mean``), each prefixed by `prefix`: each module's own parameters, then
+        its buffers, then its submodules', as in PyTorch. The values are detached tensors
+        holding the values of this moment (pyburn's tensor values are immutable, so this
+        copies nothing and later training does not change it); `keep_vars` gives the
+        registered tensors themselves."""
         out: dict[str, Tensor] = {}
-        for module_name, module in self.named_modules(prefix=prefix, remove_duplicate=False):
-            head = f"{module_name}." if module_name else ""
+        for module_name, module in self.named_modules(remove_duplicate=False):
+            head = prefix + (f"{module_name}." if module_name else "")
             for name, t in module._parameters.items():
                 if t is not None:
                     out[head + name] = t if keep_vars else t.detach()
@@ -442,11 +443,14 @@ class Module:
         override it."""
         return ""
 
+    def _child_lines(self) -> list[str]:
+        """One "(name): repr" entry per submodule, for ``repr``."""
+        return [f"({name}): {child!r}" for name, child in self._modules.items()]
+
     def __repr__(self) -> str:
         extra = self.extra_repr()
         lines = extra.split("\n") if extra else []
-        children = [f"({name}): " + (repr(child) if child is not None else "None")
-                    .replace("\n", "\n  ") for name, child in self._modules.items()]
+        children = [line.replace("\n", "\n  ") for line in self._child_lines()]
         text = type(self).__name__ + "("
         if len(lines) == 1 and not children:
             text += lines[0]

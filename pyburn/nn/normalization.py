@@ -23,6 +23,22 @@ from .module import Module
 from .parameter import empty_parameter
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], weight: bool, bias: bool,
+                       device: Any, dtype: Any) -> None:
+    """Register `weight` and `bias` of `shape` (or None where absent)."""
+    for name, present in (("weight", weight), ("bias", bias)):
+        module.register_parameter(name, empty_parameter(shape, device, dtype) if present
+                                  else None)
+
+
+def _reset_affine(module: Module) -> None:
+    """Weight 1 and bias 0, where present."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _RunningStatsNorm(Module):
     """Per-channel normalisation with optional affine parameters and running statistics:
     what batch norm and instance norm share. `ranks` are the input ranks accepted."""
@@ -31,16 +47,14 @@ class _RunningStatsNorm(Module):
     layout: str
 
     def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
-                 track_running_stats: bool, device: Any, dtype: Any):
+                 track_running_stats: bool, device: Any, dtype: Any, bias: bool):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        for name in ("weight", "bias"):
-            self.register_parameter(
-                name, empty_parameter((num_features,), device, dtype) if affine else None)
+        _affine_parameters(self, (num_features,), affine, affine and bias, device, dtype)
         if track_running_stats:
             dev = as_device(device)
             dt = dtype or default_float
@@ -63,15 +77,26 @@ class _RunningStatsNorm(Module):
     def reset_parameters(self) -> None:
         """PyTorch's default: running statistics reset, weight 1, bias 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input(self, input: Tensor) -> None:
         if not isinstance(input, Tensor) or input.ndim not in self.ranks:
             wanted = " or ".join(map(str, self.ranks))
             raise ShapeError(f"{type(self).__name__} expects a {wanted}-d input "
                              f"({self.layout}), got shape {getattr(input, 'shape', input)}")
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_RunningStatsNorm):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias)
 
     def _momentum(self) -> float:
         """Count this batch (in training mode) and return its weight in the running
@@ -82,17 +107,6 @@ class _RunningStatsNorm(Module):
             if self.momentum is None:
                 return 1.0 / self.num_batches_tracked.item()
         return 0.0 if self.momentum is None else self.momentum
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
-
-class _BatchNorm(_RunningStatsNorm):
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         """Normalised input: batch statistics in training mode (updating the running ones),
@@ -133,8 +147,9 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_RunningStatsNorm):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
-                 dtype: Any = None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype: Any = None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias)
 
     def forward(self, input: Tensor) -> Tensor:
         """Each channel of each sample normalised over its spatial dims (or with the
@@ -196,19 +211,13 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape, "LayerNorm")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        affine = elementwise_affine
-        self.register_parameter("weight", empty_parameter(self.normalized_shape, device, dtype)
-                                if affine else None)
-        self.register_parameter("bias", empty_parameter(self.normalized_shape, device, dtype)
-                                if affine and bias else None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine,
+                           elementwise_affine and bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight 1, bias 0."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         """`input` normalised over its trailing dims."""
@@ -216,7 +225,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -224,7 +233,8 @@ class GroupNorm(Module):
     split into `num_groups` groups, then a per-channel scale and shift."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: Any = None, dtype: Any = None):
+                 affine: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True):
         super().__init__()
         if not isinstance(num_groups, int) or num_groups <= 0 or num_channels % num_groups:
             raise ArgumentError(f"GroupNorm: num_channels={num_channels} must be divisible by "
@@ -233,23 +243,20 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        for name in ("weight", "bias"):
-            self.register_parameter(
-                name, empty_parameter((num_channels,), device, dtype) if affine else None)
+        _affine_parameters(self, (num_channels,), affine, affine and bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Weight 1, bias 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         """`input` normalised per sample and group."""
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):

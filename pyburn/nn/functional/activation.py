@@ -107,12 +107,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """1 / (1 + exp(-x)), as ``e / (1 + e)`` with ``e = exp(-|x|)`` for negative x, so that
-    neither the value nor the gradient meets an overflowing exp."""
-    x = _float(input, "sigmoid")
-    positive = x >= 0
-    e = (-where(positive, x, -x)).exp()
-    return where(positive, 1.0, e) / (e + 1.0)
+    """1 / (1 + exp(-x)), stable for large |x| (see `pyburn.sigmoid`)."""
+    return _float(input, "sigmoid").sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:

@@ -12,7 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ArgumentError, ShapeError, Tensor
-from .windows import Ints, check_rank, ntuple, pad_spatial, place_windows, windowed_sizes, windows
+from .windows import (
+    Ints,
+    check_min_rank,
+    check_rank,
+    ntuple,
+    pad_spatial,
+    place_windows,
+    windowed_sizes,
+    windows,
+)
 
 
 def _numel(shape: Ints) -> int:
@@ -31,7 +40,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> F.linear(x, w).shape
     (2, 4)
     """
-    check_rank(input, tuple(range(1, 64)), "linear", "..., in_features")
+    check_min_rank(input, 1, "linear", "..., in_features")
     if not isinstance(weight, Tensor) or weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-d or 2-d (out_features, in_features), got "
                          f"{getattr(weight, 'shape', weight)}")
@@ -47,7 +56,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """``y[..., k] = input1 @ weight[k] @ input2 + bias[k]``: weight is (out, in1, in2),
     input1 is (..., in1) and input2 (..., in2) with the same leading dims."""
-    check_rank(input1, tuple(range(1, 64)), "bilinear", "..., in1_features")
+    check_min_rank(input1, 1, "bilinear", "..., in1_features")
     check_rank(input2, (input1.ndim,), "bilinear", "the rank of input1")
     if not isinstance(weight, Tensor) or weight.ndim != 3:
         raise ShapeError(f"bilinear: weight must be 3-d (out, in1, in2), got "

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from ... import ArgumentError, DTypeError, ShapeError, Tensor, no_grad, one_hot, where, zeros
+from ... import (
+    ArgumentError,
+    DTypeError,
+    IndexOutOfRange,
+    ShapeError,
+    Tensor,
+    no_grad,
+    one_hot,
+    where,
+    zeros,
+)
 
 __all__ = ["embedding", "one_hot"]
 
@@ -39,6 +49,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                                 f"{rows} embeddings")
         padding_idx %= rows
     flat = input.reshape(input.numel())
+    if flat.numel() and flat.amin().item() < 0:  # index_select would wrap them around
+        raise IndexOutOfRange(f"embedding: index {flat.amin().item()} is negative; indices "
+                              f"must be in [0, {rows})")
     if max_norm is not None:
         _renorm_rows(weight, flat, max_norm, norm_type)
     out = weight.index_select(0, flat)

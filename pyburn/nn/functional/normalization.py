@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ... import ArgumentError, ShapeError, Tensor
-from .windows import check_rank
+from .windows import check_min_rank
 
 #: machine epsilon per float dtype: rms_norm's default eps, as in PyTorch
 _EPS = {"float16": 2.0**-10, "float32": 2.0**-23, "float64": 2.0**-52}
@@ -72,7 +72,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     ([1.0], [1.5])
     """
     op = "batch_norm"
-    check_rank(input, tuple(range(2, 64)), op, "N, C, ...")
+    check_min_rank(input, 2, op, "N, C, ...")
     x = _floating(input, op)
     channels = x.shape[1]
     _check_running(running_mean, channels, "running_mean", op)
@@ -107,7 +107,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     `batch_norm` in evaluation); with it True, given running tensors are updated in place
     with the batch average of the per-instance mean and unbiased variance."""
     op = "instance_norm"
-    check_rank(input, tuple(range(3, 64)), op, "N, C, *spatial")
+    check_min_rank(input, 3, op, "N, C, *spatial")
     x = _floating(input, op)
     n, channels = x.shape[:2]
     _check_running(running_mean, channels, "running_mean", op)
@@ -179,7 +179,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     """Split the channels of input (N, C, ...) into `num_groups` groups and normalise each
     group of each sample; `weight` and `bias` are per channel (C,)."""
     op = "group_norm"
-    check_rank(input, tuple(range(2, 64)), op, "N, C, ...")
+    check_min_rank(input, 2, op, "N, C, ...")
     x = _floating(input, op)
     n, channels = x.shape[:2]
     if not isinstance(num_groups, int) or num_groups <= 0 or channels % num_groups:

@@ -17,7 +17,16 @@ from typing import Any
 from ... import ArgumentError, ShapeError, Tensor, tensor
 from ... import pad as tensor_pad
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
-from .windows import Ints, check_rank, ntuple, pad_spatial, place_windows, windowed_sizes, windows
+from .windows import (
+    Ints,
+    check_min_rank,
+    check_rank,
+    ntuple,
+    pad_spatial,
+    place_windows,
+    windowed_sizes,
+    windows,
+)
 
 # modes that interpolate between neighbours, and the number of spatial dims each expects
 _INTERPOLATING = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
@@ -181,7 +190,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
     block of pixels."""
     r = upscale_factor
-    check_rank(input, tuple(range(3, 64)), "pixel_shuffle", "..., C r^2, H, W")
+    check_min_rank(input, 3, "pixel_shuffle", "..., C r^2, H, W")
     *lead, c, h, w = input.shape
     if not isinstance(r, int) or r <= 0 or c % (r * r):
         raise ShapeError(f"pixel_shuffle: {c} channels (input shape {input.shape}) are not "
@@ -195,7 +204,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of `pixel_shuffle`."""
     r = downscale_factor
-    check_rank(input, tuple(range(3, 64)), "pixel_unshuffle", "..., C, H r, W r")
+    check_min_rank(input, 3, "pixel_unshuffle", "..., C, H r, W r")
     *lead, c, h, w = input.shape
     if not isinstance(r, int) or r <= 0 or h % r or w % r:
         raise ShapeError(f"pixel_unshuffle: spatial size {(h, w)} (input shape {input.shape}) "

@@ -50,6 +50,15 @@ def check_rank(x: Tensor, ranks: tuple[int, ...], op: str, layout: str) -> None:
         raise ShapeError(f"{op} expects a {wanted}-d input ({layout}), got shape {x.shape}")
 
 
+def check_min_rank(x: Tensor, minimum: int, op: str, layout: str) -> None:
+    """Raise ShapeError unless `x` is a tensor with at least `minimum` dims."""
+    if not isinstance(x, Tensor):
+        raise ArgumentError(f"{op} expects a tensor, got {type(x).__name__}")
+    if x.ndim < minimum:
+        raise ShapeError(f"{op} expects an input with at least {minimum} dims ({layout}), got "
+                         f"shape {x.shape}")
+
+
 def output_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int,
                 ceil_mode: bool = False) -> int:
     """Number of window positions along one dim of `size` padded by (`before`, `after`).
@@ -111,7 +120,7 @@ def spread(x: Tensor, stride: Ints) -> Tensor:
     """Zero insertion: ``stride - 1`` zeros between neighbours along each trailing dim, so
     a dim of size n becomes ``stride * (n - 1) + 1``."""
     nd = len(stride)
-    if all(s == 1 for s in stride) or x.numel() == 0:
+    if all(s == 1 for s in stride):
         return x
     lead, sizes = x.shape[:-nd], x.shape[-nd:]
     gaps = x.reshape(lead + tuple(v for n in sizes for v in (n, 1)))

@@ -56,6 +56,8 @@ BAD = [
      lambda d: F.embedding(pyburn.tensor([0], device=d), _z(d, 4)), ("2-d",)),
     ("index range", pyburn.IndexOutOfRange,
      lambda d: F.embedding(pyburn.tensor([4], device=d), _z(d, 4, 2)), ("4",)),
+    ("negative index", pyburn.IndexOutOfRange,
+     lambda d: F.embedding(pyburn.tensor([0, -1], device=d), _z(d, 4, 2)), ("-1",)),
     ("padding_idx range", pyburn.ArgumentError,
      lambda d: F.embedding(pyburn.tensor([0], device=d), _z(d, 4, 2), padding_idx=4),
      ("padding_idx",)),
