@@ -16,7 +16,7 @@ PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_d
 # Everything that goes into the pyburn wheel: files, and folders so that a deleted file counts
 # too (compiled caches excluded: they change on every run).
 WHEEL_INPUTS := pyproject.toml README.md \
-	$(shell find pyburn shaders -not -path '*/__pycache__*' 2>/dev/null)
+	$(shell find pyburn -not -path '*/__pycache__*' 2>/dev/null)
 
 DEV_STAMP := $(VENV)/.installed-dev
 NUMPY_STAMP := $(VENV)/.installed-numpy

@@ -136,3 +136,6 @@ globals().update(_math_ops.PRIMITIVES)
 globals().update({name: fn for name, fn in _math_ops.COMPOSITES.items() if name != "where"})
 where = _math_ops.where
 del _reduction, _movement
+
+from . import nn  # noqa: E402 - last: pyburn.nn.functional uses the names above
+from . import train  # noqa: E402

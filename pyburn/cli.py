@@ -17,12 +17,14 @@ import pyburn
 from . import bench
 from .device import default_device, device_report
 from .errors import PyburnError
+from .train import plot
 
 _EPILOG = """\
 examples:
   pyburn info                      devices available here, and the default one
   PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
   pyburn bench                     pyburn's speed next to numpy, PyTorch and plain Python
+  pyburn plot runs/mnist           training curves of a Learner's run_dir, as SVG
 """
 
 
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.set_defaults(run=_info)
     bench.add_parser(commands)
+    plot.add_parser(commands)
     return parser
 
 

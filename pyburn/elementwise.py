@@ -45,6 +45,10 @@ class ElementwiseOp:
     # backward rule on tensors: (grad, *inputs) -> input grad (unary) or grads (binary);
     # None for ops whose gradient is zero or undefined
     grad: Callable | None = None
+    # WGSL expression of the op on `x` (unary) or `a` and `b` (binary), in the compute type
+    # {{T}} (f32, i32 or u32, see pyburn/backends/wgpu/kinds.py); `pb_` names are helpers of
+    # pyburn/shaders/functions.wgsl. Compare and logical ops give a WGSL bool.
+    wgsl: str = ""
 
     @property
     def rule(self) -> str:
@@ -320,3 +324,39 @@ _BINARY_GRADS: dict[str, Callable] = {
 }
 UNARY.update({k: replace(UNARY[k], grad=f) for k, f in _UNARY_GRADS.items()})
 BINARY.update({k: replace(BINARY[k], grad=f) for k, f in _BINARY_GRADS.items()})
+
+
+# ---- WGSL (the wgpu backend's kernels) --------------------------------------------------------
+# Plain builtins where they are IEEE-correct; `pb_` helpers where a GPU compiler may drop NaN
+# checks, where WGSL leaves a case undefined (integer division by zero), or where a builtin
+# loses accuracy near zero (expm1, log1p, sinh, tanh, ...).
+_UNARY_WGSL: dict[str, str] = {
+    "neg": "pb_neg_{{T}}(x)", "abs": "abs(x)", "sign": "pb_sign_{{T}}(x)",
+    "exp": "exp(x)", "exp2": "exp2(x)", "expm1": "pb_expm1(x)",
+    "log": "log(x)", "log2": "log2(x)", "log1p": "pb_log1p(x)",
+    "sqrt": "sqrt(x)", "rsqrt": "1.0 / sqrt(x)", "reciprocal": "1.0 / x",
+    "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)",
+    "asin": "asin(x)", "acos": "acos(x)", "atan": "atan(x)",
+    "sinh": "pb_sinh(x)", "cosh": "pb_cosh(x)", "tanh": "pb_tanh(x)",
+    "asinh": "pb_asinh(x)", "acosh": "pb_acosh(x)", "atanh": "pb_atanh(x)", "erf": "pb_erf(x)",
+    "floor": "floor(x)", "ceil": "ceil(x)", "round": "round(x)", "trunc": "trunc(x)",
+    "isnan": "pb_isnan_{{T}}(x)", "isinf": "pb_isinf_{{T}}(x)",
+    "isfinite": "pb_isfinite_{{T}}(x)",
+    "logical_not": "!pb_truth_{{T}}(x)", "bitwise_not": "~x",
+}
+_BINARY_WGSL: dict[str, str] = {
+    "add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b",
+    "floor_divide": "pb_floordiv_{{T}}(a, b)", "remainder": "pb_remainder_{{T}}(a, b)",
+    "fmod": "pb_fmod_{{T}}(a, b)", "pow": "pb_pow_{{T}}(a, b)", "atan2": "atan2(a, b)",
+    "minimum": "pb_minimum_{{T}}(a, b)", "maximum": "pb_maximum_{{T}}(a, b)",
+    "eq": "pb_ordered_{{T}}(a, b) && a == b", "ne": "!(pb_ordered_{{T}}(a, b) && a == b)",
+    "lt": "pb_ordered_{{T}}(a, b) && a < b", "le": "pb_ordered_{{T}}(a, b) && a <= b",
+    "gt": "pb_ordered_{{T}}(a, b) && a > b", "ge": "pb_ordered_{{T}}(a, b) && a >= b",
+    "logical_and": "pb_truth_{{T}}(a) && pb_truth_{{T}}(b)",
+    "logical_or": "pb_truth_{{T}}(a) || pb_truth_{{T}}(b)",
+    "logical_xor": "pb_truth_{{T}}(a) != pb_truth_{{T}}(b)",
+    "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
+    "left_shift": "pb_shl_{{T}}(a, b)", "right_shift": "pb_shr_{{T}}(a, b)",
+}
+UNARY.update({k: replace(op, wgsl=_UNARY_WGSL[k]) for k, op in UNARY.items()})
+BINARY.update({k: replace(op, wgsl=_BINARY_WGSL[k]) for k, op in BINARY.items()})

@@ -42,6 +42,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -93,6 +94,8 @@ from .pooling import (
     MaxPool2d,
     MaxPool3d,
 )
+from .positional import PositionalEncoding, RotaryEmbedding
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sampling import (
     CircularPad1d,
     CircularPad2d,
@@ -116,6 +119,13 @@ from .sampling import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "CELU", "ELU", "GELU", "GLU", "SELU", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
@@ -137,4 +147,7 @@ __all__ = [
     "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
     "Tanhshrink", "Threshold", "TripletMarginLoss", "Unflatten", "Upsample", "ZeroPad1d",
     "ZeroPad2d", "ZeroPad3d", "functional", "init",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "MultiheadAttention", "PositionalEncoding", "RNN",
+    "RNNCell", "RotaryEmbedding", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer",
 ]

@@ -78,7 +78,8 @@ class CheckpointManager:
         return path
 
     def save_best(self, **parts: Any) -> str:
-        """Write ``best.ckpt``; returns its path."""
+        """Write ``best.ckpt`` (`parts` as for `save`, the step included); returns its
+        path."""
         os.makedirs(self.folder, exist_ok=True)
         save_checkpoint(self.best_path, **parts)
         return self.best_path
@@ -93,13 +94,6 @@ class CheckpointManager:
             except FormatError as exc:
                 warnings.warn(f"skipping unreadable checkpoint {path}: {exc}", stacklevel=2)
         return None
-
-    def clear(self) -> None:
-        """Delete every checkpoint of the folder (step files and the best one)."""
-        for _, path in self.steps():
-            os.unlink(path)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.best_path)
 
     def _remove_stale_temps(self) -> None:
         """Delete what a write killed half-way left behind (only this run writes here)."""

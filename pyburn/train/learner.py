@@ -287,11 +287,13 @@ class Learner:
                                     + (f"shape {loss.shape}" if isinstance(loss, Tensor)
                                        else type(loss).__name__))
             loss.backward()
+        items = count_items(targets)
+        # measured before the update, so that the learning rate shown is the one this batch
+        # is trained with
+        self._measure(self.train_metrics, outputs, targets, loss, items, "train")
         self._pending += 1
         if self._pending == self.accumulate:
             self._update()
-        items = count_items(targets)
-        self._measure(self.train_metrics, outputs, targets, loss, items, "train")
         return items
 
     def _update(self) -> None:
@@ -438,13 +440,13 @@ class Learner:
             "log_bytes": log_bytes,
         }
         return {"model": self.model, "optimizer": self.optimizer, "scheduler": self.scheduler,
-                "epoch": self.epoch, "extra": state}
+                "epoch": self.epoch, "step": self.step, "extra": state}
 
     def _save(self, position: int, loader: Any) -> None:
         if self.checkpoints is None:
             return
         # the log is synced first: the checkpoint records how much of it is settled
-        self.checkpoints.save(self.step, **self._parts(position, loader, self.runlog.sync()))
+        self.checkpoints.save(**self._parts(position, loader, self.runlog.sync()))
 
     def _restore(self, ckpt: Any, loader: Any) -> int:
         """Put the state of checkpoint `ckpt` back; returns the position in the epoch."""

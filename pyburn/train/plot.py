@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from html import escape
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import ArgumentError, MissingExtraError
 from ..store import atomic_write
@@ -88,7 +88,7 @@ def _panel(name: str, series: dict[str, list[tuple[float, float]]], x0: float,
     def sy(y: float) -> float:
         return TOP + height - (y - ys[0]) / (ys[-1] - ys[0]) * height
 
-    out = [f'<g class="panel" data-metric={quoteattr(name)} '
+    out = [f'<g class="panel" data-metric="{escape(name)}" '
            f'transform="translate({x0:g},{y0:g})">',
            f'<text class="title" x="{LEFT}" y="{TOP - 10}">{escape(name)}</text>',
            f'<rect class="frame" x="{LEFT}" y="{TOP}" width="{width}" height="{height}"/>']
@@ -102,22 +102,24 @@ def _panel(name: str, series: dict[str, list[tuple[float, float]]], x0: float,
                    f'text-anchor="middle">{_label(x)}</text>')
     out.append(f'<text class="axis" x="{LEFT + width / 2:g}" y="{PANEL_H - 6}" '
                f'text-anchor="middle">epoch</text>')
-    legend_y = TOP + 14
-    for label, (colour, stroke, markers) in SERIES_STYLE.items():
-        values = series.get(label)
-        if not values:
-            continue
+    drawn = [(label, style) for label, style in SERIES_STYLE.items() if series.get(label)]
+    for label, (colour, stroke, markers) in drawn:
+        values = series[label]
         coords = " ".join(f"{sx(x):.2f},{sy(y):.2f}" for x, y in values)
-        out.append(f'<polyline class="series" data-series={quoteattr(label)} fill="none" '
+        out.append(f'<polyline class="series" data-series="{escape(label)}" fill="none" '
                    f'stroke="{colour}" stroke-width="{stroke}" points="{coords}"/>')
         if markers:
             out.extend(f'<circle cx="{sx(x):.2f}" cy="{sy(y):.2f}" r="2.5" fill="{colour}"/>'
                        for x, y in values)
-        right = LEFT + width - 8
-        out.append(f'<line x1="{right - 118}" x2="{right - 100}" y1="{legend_y - 4}" '
-                   f'y2="{legend_y - 4}" stroke="{colour}" stroke-width="{stroke}"/>')
-        out.append(f'<text class="legend" x="{right - 95}" y="{legend_y}">{escape(label)}</text>')
-        legend_y += 15
+    # the legend, top right, on a white box so that curves passing under it stay readable
+    right = LEFT + width - 6
+    out.append(f'<rect class="legend-box" x="{right - 124}" y="{TOP + 4}" width="120" '
+               f'height="{15 * len(drawn) + 6}"/>')
+    for row, (label, (colour, stroke, _)) in enumerate(drawn):
+        y = TOP + 18 + 15 * row
+        out.append(f'<line x1="{right - 118}" x2="{right - 100}" y1="{y - 4}" y2="{y - 4}" '
+                   f'stroke="{colour}" stroke-width="{stroke}"/>')
+        out.append(f'<text class="legend" x="{right - 95}" y="{y}">{escape(label)}</text>')
     out.append("</g>")
     return out
 
@@ -133,7 +135,8 @@ def render_svg(data: Curves, title: str = "") -> str:
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
            f"<title>{escape(title or 'training curves')}</title>",
            "<style>.frame{fill:none;stroke:#444}.grid{stroke:#e6e6e6}.tick{fill:#444}"
-           ".title{font-size:13px;font-weight:bold}.legend{fill:#222}</style>",
+           ".title{font-size:13px;font-weight:bold}.legend{fill:#222}"
+           ".legend-box{fill:white;fill-opacity:0.85;stroke:#ccc}</style>",
            f'<rect width="{width}" height="{height}" fill="white"/>']
     if title:
         out.append(f'<text class="title" x="12" y="20">{escape(title)}</text>')

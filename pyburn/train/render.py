@@ -59,9 +59,9 @@ class Renderer:
 
 
 def _clock(seconds: float) -> str:
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
+    hours, rest = divmod(int(seconds), 3600)
+    minutes = f"{rest // 60:02d}:{rest % 60:02d}"
+    return f"{hours}:{minutes}" if hours else minutes
 
 
 def _pairs(metrics: dict[str, str]) -> str:

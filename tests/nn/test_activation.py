@@ -17,7 +17,7 @@ ACTIVATIONS = {
     "Softplus": ((), {"beta": 2.0, "threshold": 3.0}), "Softsign": ((), {}),
     "Hardsigmoid": ((), {}), "Hardswish": ((), {}), "Hardtanh": ((-0.5, 1.5), {}),
     "LogSigmoid": ((), {}), "Tanhshrink": ((), {}), "Softshrink": ((0.3,), {}),
-    "Hardshrink": ((), {}), "Threshold": ((0.1, -2.0), {}), "GLU": ((), {"dim": 1}),
+    "Hardshrink": ((), {}), "Threshold": ((0.1, -2.0), {}), "GLU": ((), {"dim": 2}),
     "Softmax": ((), {"dim": 1}), "LogSoftmax": ((), {"dim": -1}), "Softmin": ((0,), {}),
     "Softmax2d": ((), {}), "PReLU": ((), {}), "PReLU-channels": ((3,), {"init": 0.1}),
 }

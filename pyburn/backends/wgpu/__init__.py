@@ -1,0 +1,81 @@
+"""wgpu: the GPU backend, WGSL kernels on WebGPU (wgpu-py on the desktop).
+
+Found by file name: ``pyburn.device("wgpu")`` (or ``"wgpu:1"`` for the second adapter, in
+the order `adapters` lists them: discrete GPUs first, software adapters last) calls
+`unavailable_reason` and `create`. `priority` places it in the default device order: a
+hardware adapter before every CPU backend, a software one (llvmpipe) after numpy.
+
+This module imports without wgpu installed: wgpu is imported when an adapter is first
+looked for.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import WgpuBackend
+    from .runtime import AdapterInfo, Limits
+
+#: default-device priorities (lower is preferred; cpu is 20, flex 40)
+HARDWARE_PRIORITY = 10
+SOFTWARE_PRIORITY = 30
+
+
+@functools.cache
+def _adapters() -> tuple[Any, ...] | str:
+    """The adapters, best first, or why there are none (a sentence with the fix)."""
+    try:
+        import wgpu  # noqa: F401
+    except ImportError:
+        return "wgpu is not installed (pip install 'pyburn[wgpu]')"
+    from . import native
+
+    try:
+        found = native.adapters()
+    except Exception as exc:  # the native library or the driver failed to load
+        return f"wgpu could not look for adapters ({exc})"
+    if not found:
+        return ("wgpu found no GPU adapter; on a machine without a GPU install Mesa's CPU "
+                "driver (apt-get install mesa-vulkan-drivers)")
+    return found
+
+
+def unavailable_reason() -> str | None:
+    """None when wgpu finds an adapter, else a sentence saying how to get one."""
+    found = _adapters()
+    return found if isinstance(found, str) else None
+
+
+def adapters() -> list[tuple[AdapterInfo, Limits]]:
+    """(info, limits) of every adapter, in device-index order (empty when unavailable)."""
+    found = _adapters()
+    if isinstance(found, str):
+        return []
+    from .native import adapter_info, limits_of
+
+    return [(adapter_info(a), limits_of(a)) for a in found]
+
+
+def priority() -> int:
+    """Where wgpu goes in the default device order: before cpu with a hardware adapter,
+    after it with only a software one."""
+    found = adapters()
+    return HARDWARE_PRIORITY if found and not found[0][0].is_software else SOFTWARE_PRIORITY
+
+
+def create(index: int) -> WgpuBackend:
+    """The backend on adapter `index` (see `adapters`)."""
+    from ...errors import DeviceError
+    from . import native
+    from .backend import WgpuBackend
+
+    count = len(adapters())
+    if not 0 <= index < count:
+        raise DeviceError(f"there is no wgpu adapter {index}: this machine has {count} "
+                          f"(see `pyburn info`)")
+    return WgpuBackend(native.runtime(index))
+
+
+__all__ = ["adapters", "create", "priority", "unavailable_reason"]

@@ -1,0 +1,139 @@
+"""Elementwise kernels: unary and binary ops from the op table, where, cast and copies.
+
+All of them are ``map.wgsl`` with a different value expression: the op table's WGSL column
+(``pyburn.elementwise``) evaluated in the compute type of the inputs, then stored in the
+output's type (`kinds`). Operands are read through their strides, so broadcast (expanded)
+and permuted inputs cost nothing extra; dims that every operand walks contiguously are
+merged first (`coalesce`), so the index arithmetic is usually one division.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from itertools import chain
+
+from ...dtypes import DType, bool_
+from ...elementwise import BINARY, UNARY, ElementwiseOp
+from .handle import GpuTensor
+from .kinds import Kind
+from .launch import Gpu, Operand, coalesce
+from .templates import fill, render
+
+WORKGROUP = 256
+
+@dataclass(frozen=True)
+class Read:
+    """One input of a map kernel: the value `name` read from `operand`, whose buffer holds
+    `element`s; `load` turns ``{buf}[{at}]``-style text into the value (``{buf}`` is the
+    buffer's name, ``{at}`` the point's offset in it)."""
+
+    name: str
+    operand: Operand
+    element: str
+    load: str = "{buf}[{at}]"
+
+    @classmethod
+    def of(cls, name: str, t: GpuTensor, raw: bool = False) -> Read:
+        """Tensor `t` read as `name`: raw (its stored type) or in its compute type."""
+        return cls(name, Operand.of(t), t.kind.storage,
+                   "{buf}[{at}]" if raw else t.kind.load("{buf}[{at}]"))
+
+
+def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str) -> None:
+    """Store `value` (WGSL over the inputs' names) into every element of the view `out`."""
+    dims, strides = coalesce(out.shape, [out.strides, *(r.operand.strides for r in inputs)])
+    operands = {1: Operand(out.storage, out.offset, strides[0], out.kind.itemsize)}
+    decls, loads = [], []
+    for k, (read, st) in enumerate(zip(inputs, strides[1:]), start=1):
+        operands[k + 1] = replace(read.operand, strides=st)
+        decls.append(f"@group(0) @binding({k + 1}) var<storage, read> in{k}: "
+                     f"array<{read.element}>;")
+        loads.append(f"    let {read.name} = "
+                     f"{read.load.format(buf=f'in{k}', at=f'at(i, rank, {k})')};")
+    source = render("map", workgroup=WORKGROUP, out_type=out.kind.storage,
+                    inputs="\n".join(decls), loads="\n".join(loads), value=value)
+
+    def meta(box) -> list[int]:
+        return [box.size, len(dims), *box.extents,
+                *chain.from_iterable(box.operands[k].meta() for k in sorted(box.operands))]
+
+    gpu.run(source, dims, operands, meta, lambda box: -(-box.size // WORKGROUP))
+
+
+def expression(entry: ElementwiseOp, kind: Kind) -> str:
+    """The op's WGSL expression in `kind`'s compute type."""
+    return fill(entry.wgsl, {"T": kind.compute}, strict=False)
+
+
+def _stored(entry: ElementwiseOp, out: Kind, expr: str) -> str:
+    return out.store_truth(expr) if entry.returns_bool else out.store(expr)
+
+
+def unary(gpu: Gpu, op: str, x: GpuTensor, out: DType) -> GpuTensor:
+    """Apply ``UNARY[op]`` elementwise."""
+    if op == "bitwise_not" and x.dtype is bool_:
+        op = "logical_not"  # ~ on bool is logical not (numpy), not two's complement
+    entry = UNARY[op]
+    result = gpu.empty(x.shape, out)
+    value = _stored(entry, result.kind, expression(entry, x.kind))
+    launch_map(gpu, result, [Read.of("x", x)], value)
+    return result
+
+
+def binary(gpu: Gpu, op: str, a: GpuTensor, b: GpuTensor, out: DType) -> GpuTensor:
+    """Apply ``BINARY[op]`` elementwise to two tensors of one shape and dtype."""
+    entry = BINARY[op]
+    result = gpu.empty(a.shape, out)
+    launch_map(gpu, result, [Read.of("a", a), Read.of("b", b)],
+               _stored(entry, result.kind, expression(entry, a.kind)))
+    return result
+
+
+def where(gpu: Gpu, cond: GpuTensor, a: GpuTensor, b: GpuTensor) -> GpuTensor:
+    """``a`` where `cond`, else ``b`` (stored values are selected, never converted)."""
+    result = gpu.empty(a.shape, a.dtype)
+    inputs = [Read.of("c", cond, raw=True), Read.of("a", a, raw=True), Read.of("b", b, raw=True)]
+    launch_map(gpu, result, inputs, "select(b, a, c != 0u)")
+    return result
+
+
+def _conversion(source: Kind, target: Kind) -> str:
+    """WGSL turning `x` (in the source's compute type) into the target's compute type, or a
+    WGSL bool for a bool target."""
+    if target.dtype is bool_:
+        return f"pb_truth_{source.compute}(x)"
+    floating = source.compute == "f32"
+    if target.compute == "f32":
+        return "x" if floating else "f32(x)"
+    if floating:
+        return "pb_f32_to_i32(x)" if target.compute == "i32" else "u32(pb_f32_to_i32(x))"
+    return f"{target.compute}(x)"
+
+
+def cast(gpu: Gpu, x: GpuTensor, dtype: DType) -> GpuTensor:
+    """Convert to `dtype`: floats truncate toward zero into ints (NaN and inf give 0, big
+    values wrap), ints wrap into narrower ints, anything nonzero is True."""
+    if dtype is x.dtype:
+        return x
+    result = gpu.empty(x.shape, dtype)
+    target = result.kind
+    converted = _conversion(x.kind, target)
+    value = target.store_truth(converted) if dtype is bool_ else target.store(converted)
+    launch_map(gpu, result, [Read.of("x", x)], value)
+    return result
+
+
+def copy_into(gpu: Gpu, out: GpuTensor, x: GpuTensor) -> None:
+    """Write the elements of `x` into the view `out` (same shape and dtype)."""
+    launch_map(gpu, out, [Read.of("x", x, raw=True)], "x")
+
+
+def contiguous(gpu: Gpu, x: GpuTensor) -> GpuTensor:
+    """`x` itself if its elements are in row-major order, else a contiguous copy."""
+    if x.is_contiguous():
+        return x
+    result = gpu.empty(x.shape, x.dtype)
+    copy_into(gpu, result, x)
+    return result
+

@@ -1,0 +1,268 @@
+"""Launching kernels within the adapter's limits.
+
+Every kernel is described the same way: an *iteration space* (a shape) and its *operands*,
+each an affine map from a point of the space to an element of a buffer (an offset plus one
+stride per space dim; 0 where the operand does not vary along a dim). A tensor view is
+exactly such a map, so views need no copies; a kernel's own loops (a reduction's reduced
+dims, a matmul's K) are dims of the space too.
+
+That description is what makes the limits easy to respect:
+
+- Bindings. A buffer range bound to a kernel must be at most
+  ``max_storage_buffer_binding_size`` (128 MiB on llvmpipe and many browsers) and start at a
+  multiple of ``min_storage_buffer_offset_alignment``. `boxes` binds, per operand, only the
+  range the space touches, and when a range is too large it halves the space along the dim
+  that contributes most to it (among the dims the kernel allows splitting) until every
+  range fits: each box is one dispatch, with offsets relative to its bound ranges.
+- Grids. At most ``max_workgroups_per_dimension`` (65,535) workgroups per dimension: `grid`
+  spreads a workgroup count over x, y and z, and kernels recover the linear workgroup index
+  (``pb_group`` in functions.wgsl).
+
+Kernel metadata (shapes, strides, offsets) goes in a small read-only storage buffer at
+binding 0; buffers of identical contents are created once and reused (`MetaCache`), so a
+training loop that repeats its shapes uploads no metadata after the first step.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ...dtypes import DType
+from ...errors import ArgumentError
+from .handle import GpuTensor, Shape, contiguous_strides
+from .kinds import kind_of
+from .pool import BufferPool, Storage
+from .runtime import Binding, GpuRuntime
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A buffer seen from the iteration space: point c is element ``offset + sum(c*strides)``.
+
+    `storage` None makes a virtual operand: nothing is bound, but kernels still get its
+    offset and strides (used to number the points of the space). `tail` counts elements
+    read past the point's own element (a kernel reading a small neighbourhood)."""
+
+    storage: Storage | None
+    offset: int
+    strides: Shape
+    itemsize: int = 4
+    tail: int = 0
+
+    @classmethod
+    def of(cls, t: GpuTensor, strides: Shape | None = None) -> Operand:
+        """Tensor `t` as an operand, with its own strides unless others are given."""
+        return cls(t.storage, t.offset, t.strides if strides is None else strides,
+                   t.kind.itemsize)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """An operand within one box: its bound range and its offset relative to that range."""
+
+    binding: Binding | None
+    offset: int
+    strides: Shape
+
+    def meta(self) -> list[int]:
+        """``[offset, *strides]``, the layout every kernel reads an operand's map in."""
+        return [self.offset, *self.strides]
+
+
+@dataclass(frozen=True)
+class Box:
+    """A sub-box of the iteration space: what one dispatch covers."""
+
+    starts: Shape
+    extents: Shape
+    operands: dict[int, Placed]
+
+    @property
+    def size(self) -> int:
+        """Number of points in the box."""
+        return math.prod(self.extents)
+
+
+def _place(op: Operand, starts: Shape, extents: Shape, align: int, limit: int) -> Placed | None:
+    """`op` placed for a box, or None when the range it touches is larger than `limit`."""
+    base = op.offset + sum(s * st for s, st in zip(starts, op.strides))
+    if op.storage is None:
+        return Placed(None, base, op.strides)
+    low = base + sum(min(0, st * (e - 1)) for st, e in zip(op.strides, extents))
+    high = base + sum(max(0, st * (e - 1)) for st, e in zip(op.strides, extents)) + op.tail
+    start = low * op.itemsize // align * align
+    # Rounded up to whole words, never past the buffer (a `tail` may reach beyond it).
+    end = min(-(-(high + 1) * op.itemsize // 4) * 4, op.storage.nbytes)
+    if end - start > limit:
+        return None
+    return Placed((op.storage.buffer, start, end - start), base - start // op.itemsize, op.strides)
+
+
+def boxes(space: Shape, operands: dict[int, Operand], splittable: Sequence[int], limit: int,
+          align: int) -> list[Box]:
+    """The boxes that cover `space` with every operand's bound range within `limit` bytes
+    (see the module docstring). Raises ArgumentError when no split of the `splittable`
+    dims gets an operand under the limit."""
+    if 0 in space:
+        return []
+    found: list[Box] = []
+
+    def cover(starts: Shape, extents: Shape) -> None:
+        placed: dict[int, Placed] = {}
+        for k, op in operands.items():
+            where = _place(op, starts, extents, align, limit)
+            if where is None:
+                weights = [(abs(op.strides[d]) * (extents[d] - 1), -d) for d in splittable
+                           if extents[d] > 1]
+                weight, neg_dim = max(weights, default=(0, 0))
+                if weight == 0:
+                    raise ArgumentError(
+                        f"a kernel operand spans more than the adapter's "
+                        f"max_storage_buffer_binding_size ({limit} bytes) along dims that "
+                        f"cannot be processed in pieces (space {space})")
+                d = -neg_dim
+                half = extents[d] // 2
+                cover(starts, extents[:d] + (half,) + extents[d + 1:])
+                cover(starts[:d] + (starts[d] + half,) + starts[d + 1:],
+                      extents[:d] + (extents[d] - half,) + extents[d + 1:])
+                return
+            placed[k] = where
+        found.append(Box(starts, extents, placed))
+
+    cover((0,) * len(space), space)
+    return found
+
+
+def grid(groups: int, per_dimension: int) -> tuple[int, int, int]:
+    """`groups` workgroups spread over (x, y, z) with at most `per_dimension` in each; the
+    grid may hold a few more, which kernels skip by their linear index."""
+    x = min(groups, per_dimension)
+    y = min(-(-groups // x), per_dimension)
+    z = -(-groups // (x * y))
+    if z > per_dimension:
+        raise ArgumentError(f"{groups} workgroups exceed the adapter's grid of "
+                            f"{per_dimension}**3")
+    return x, y, z
+
+
+def coalesce(shape: Shape, strides: Sequence[Shape]) -> tuple[Shape, list[Shape]]:
+    """The same iteration with fewer dims: size-1 dims dropped, and neighbours merged where
+    every operand steps through them as through one dim (contiguous runs become one)."""
+    dims: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        if dims and all(m[-1] == s[d] * size for m, s in zip(merged, strides)):
+            dims[-1] *= size
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+            continue
+        dims.append(size)
+        for m, s in zip(merged, strides):
+            m.append(s[d])
+    return tuple(dims), [tuple(m) for m in merged]
+
+
+class MetaCache:
+    """Kernel metadata buffers by content, least recently used dropped past `capacity`."""
+
+    def __init__(self, pool: BufferPool, capacity: int = 4096):
+        self.pool = pool
+        self.capacity = capacity
+        self._buffers: OrderedDict[bytes, Storage] = OrderedDict()
+
+    def binding(self, values: Sequence[int]) -> Binding:
+        """A binding of a buffer holding `values` as int32."""
+        data = array("i", values).tobytes()
+        storage = self._buffers.get(data)
+        if storage is None:
+            storage = self._buffers[data] = self.pool.upload(data)
+            if len(self._buffers) > self.capacity:
+                self._buffers.popitem(last=False)
+        else:
+            self._buffers.move_to_end(data)
+        return storage.buffer, 0, len(data)
+
+
+class ScalarCache:
+    """One-element buffers by (dtype, stored bytes), least recently used dropped past
+    `capacity`: every `full` of one value shares one."""
+
+    def __init__(self, pool: BufferPool, capacity: int = 256):
+        self.pool = pool
+        self.capacity = capacity
+        self._stored: OrderedDict[tuple[str, bytes], Storage] = OrderedDict()
+
+    def get(self, dtype: DType, data: bytes) -> Storage:
+        """The storage holding `data`, one element of `dtype`."""
+        key = (dtype.name, data)
+        found = self._stored.get(key)
+        if found is None:
+            found = self._stored[key] = self.pool.upload(data)
+            if len(self._stored) > self.capacity:
+                self._stored.popitem(last=False)
+        else:
+            self._stored.move_to_end(key)
+        return found
+
+
+class Gpu:
+    """One device's runtime, buffer pool and caches, and `run`, which launches a kernel
+    over an iteration space in as many boxes and grid dims as the limits need."""
+
+    def __init__(self, runtime: GpuRuntime):
+        self.runtime = runtime
+        self.pool = BufferPool(runtime)
+        self.meta = MetaCache(self.pool)
+        self.scalars = ScalarCache(self.pool)
+
+    def empty(self, shape: Shape, dtype: DType) -> GpuTensor:
+        """A new contiguous tensor with undefined contents."""
+        kind = kind_of(dtype)
+        nbytes = max(4, math.prod(shape) * kind.itemsize)
+        if nbytes > self.runtime.limits.max_buffer_size:
+            raise ArgumentError(f"a {dtype.name} tensor of shape {shape} needs {nbytes} bytes, "
+                                f"more than the adapter's max_buffer_size of "
+                                f"{self.runtime.limits.max_buffer_size}")
+        return GpuTensor(self.pool.allocate(nbytes), shape, dtype, contiguous_strides(shape))
+
+    def launches(self, space: Shape, operands: dict[int, Operand],
+                 splittable: Sequence[int] | None = None) -> list[Box]:
+        """The boxes of `space` that fit the binding limit (see `boxes`); by default every
+        dim may be split."""
+        limits = self.runtime.limits
+        cut = range(len(space)) if splittable is None else splittable
+        return boxes(space, operands, cut, limits.max_storage_buffer_binding_size,
+                     limits.min_storage_buffer_offset_alignment)
+
+    def place(self, operand: Operand, starts: Shape, extents: Shape) -> Placed:
+        """`operand` placed for the box (`starts`, `extents`), which must fit the limit."""
+        limits = self.runtime.limits
+        placed = _place(operand, starts, extents, limits.min_storage_buffer_offset_alignment,
+                        limits.max_storage_buffer_binding_size)
+        assert placed is not None, "the box was cut for another operand of the same extent"
+        return placed
+
+    def dispatch(self, source: str, box: Box, meta: Sequence[int], groups: int,
+                 entry: str = "main") -> None:
+        """One dispatch for `box`: binding 0 gets `meta`, binding k the bound range of the
+        box's operand k, and the grid `groups` workgroups."""
+        bindings = {0: self.meta.binding(meta)}
+        bindings.update((k, p.binding) for k, p in box.operands.items()
+                        if p.binding is not None)
+        limits = self.runtime.limits
+        self.runtime.dispatch(source, entry, bindings,
+                              grid(groups, limits.max_workgroups_per_dimension))
+
+    def run(self, source: str, space: Shape, operands: dict[int, Operand],
+            meta: Callable[[Box], Sequence[int]], groups: Callable[[Box], int],
+            splittable: Sequence[int] | None = None) -> None:
+        """Dispatch `source` once per box of `space`, with ``meta(box)`` and
+        ``groups(box)``."""
+        for box in self.launches(space, operands, splittable):
+            self.dispatch(source, box, meta(box), groups(box))

@@ -1,0 +1,78 @@
+"""Movement primitives for wgpu. reshape (of a contiguous tensor), permute, expand, slice and
+flip are views over the same storage; pad and cat write new tensors with the map kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .creation import full
+from .elementwise import contiguous, copy_into
+from .handle import GpuTensor, Shape, contiguous_strides
+from .launch import Gpu
+
+
+def reshape(gpu: Gpu, x: GpuTensor, shape: Shape) -> GpuTensor:
+    """The same elements in row-major order with a new shape (a copy only when x's elements
+    are not already in row-major order)."""
+    x = contiguous(gpu, x)
+    return x.view(shape, contiguous_strides(shape), x.offset)
+
+
+def permute(x: GpuTensor, axes: Sequence[int]) -> GpuTensor:
+    """Result dim i is input dim ``axes[i]``."""
+    return x.view(tuple(x.shape[a] for a in axes), tuple(x.strides[a] for a in axes), x.offset)
+
+
+def expand(x: GpuTensor, shape: Shape) -> GpuTensor:
+    """Broadcast size-1 dims to `shape`: they get stride 0."""
+    strides = tuple(0 if old == 1 and new != 1 else stride
+                    for old, new, stride in zip(x.shape, shape, x.strides))
+    return x.view(shape, strides, x.offset)
+
+
+def slice_(x: GpuTensor, starts: Sequence[int], stops: Sequence[int],
+           steps: Sequence[int]) -> GpuTensor:
+    """Basic slicing on every axis (``0 <= start <= stop <= size``, step >= 1)."""
+    offset = x.offset
+    shape, strides = [], []
+    for start, stop, step, stride in zip(starts, stops, steps, x.strides):
+        shape.append(max(0, -(-(stop - start) // step)))
+        strides.append(stride * step)
+        offset += start * stride
+    return x.view(tuple(shape), tuple(strides), offset)
+
+
+def flip(x: GpuTensor, axes: Sequence[int]) -> GpuTensor:
+    """Start at the far end of each axis in `axes` and step backwards."""
+    offset = x.offset
+    strides = list(x.strides)
+    for a in axes:
+        if x.shape[a] > 0:
+            offset += (x.shape[a] - 1) * strides[a]
+            strides[a] = -strides[a]
+    return x.view(x.shape, tuple(strides), offset)
+
+
+def pad(gpu: Gpu, x: GpuTensor, pads: Sequence[tuple[int, int]],
+        value: float | int | bool) -> GpuTensor:
+    """Constant padding: the output is filled with `value`, then x is copied inside."""
+    shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
+    out = gpu.empty(shape, x.dtype)
+    copy_into(gpu, out, full(gpu, shape, value, x.dtype))
+    inside = sum(before * stride for (before, _), stride in zip(pads, out.strides))
+    copy_into(gpu, out.view(x.shape, out.strides, inside), x)
+    return out
+
+
+def cat(gpu: Gpu, xs: Sequence[GpuTensor], axis: int) -> GpuTensor:
+    """Join tensors along `axis`: each is copied into its slab of the output."""
+    first = xs[0]
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    out = gpu.empty(tuple(shape), first.dtype)
+    at = 0
+    for x in xs:
+        if x.numel:
+            copy_into(gpu, out.view(x.shape, out.strides, at * out.strides[axis]), x)
+        at += x.shape[axis]
+    return out

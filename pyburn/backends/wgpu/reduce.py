@@ -1,0 +1,161 @@
+"""Reductions, arg-reductions and scans for wgpu (``reduce.wgsl``, ``scan.wgsl``).
+
+The iteration space of a reduction is the kept dims followed by the reduced dims, each group
+of dims coalesced where the input walks them contiguously; the input is read through its
+strides, so reducing a permuted or expanded view copies nothing. How many invocations share
+a group grows with the group's size (one for a handful of elements, up to a whole workgroup
+of 256), so both many small groups and a few long ones keep the GPU busy.
+
+A reduction whose reduced dims are too large to bind at once (``launch.boxes`` has to split
+them) writes one partial result per piece, then reduces the partials: sum, prod, max, min,
+any and all are associative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ...dtypes import bool_, int32
+from .creation import full
+from .elementwise import cast
+from .handle import GpuTensor
+from .kinds import Kind
+from .launch import Box, Gpu, Operand, coalesce
+from .templates import render
+
+WORKGROUP = 256
+
+_INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
+_NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def threads_for(count: int) -> int:
+    """Invocations per group for a group of `count` elements: about four elements each,
+    a power of two, at most a workgroup."""
+    return min(WORKGROUP, 1 << max(0, (count - 1).bit_length() - 2))
+
+
+def _combine(op: str, kind: Kind) -> tuple[str, str, str]:
+    """(identity, load, combine body) of reduction `op` on inputs of `kind`."""
+    t = kind.compute
+    load = kind.load("v")
+    if op in ("sum", "prod"):
+        sign = "+" if op == "sum" else "*"
+        return f"{t}({int(op == 'prod')})", load, f"    return Acc(a.v {sign} b.v, 0);"
+    if op in ("max", "min"):
+        identity = (_NEG_INF if op == "max" else _INF)[t]
+        return identity, load, f"    return Acc(pb_{op}imum_{t}(a.v, b.v), 0);"
+    if op in ("any", "all"):
+        picked = "max" if op == "any" else "min"
+        return (f"{int(op == 'all')}u", f"select(0u, 1u, pb_truth_{t}({load}))",
+                f"    return Acc({picked}(a.v, b.v), 0);")
+    # argmax / argmin: the better value wins, NaN beats everything, ties go to the first index
+    better = ">" if op == "argmax" else "<"
+    identity = (_NEG_INF if op == "argmax" else _INF)[t]
+    body = [f"    if (b.v {better} a.v) {{", "        return b;", "    }"]
+    body += ["    if (a.v == b.v) {", "        return select(a, b, b.i < a.i);", "    }"]
+    if t == "f32":
+        body = ["    let a_nan = pb_isnan(a.v);", "    let b_nan = pb_isnan(b.v);",
+                "    if (a_nan || b_nan) {",
+                "        return select(select(a, b, b.i < a.i), select(a, b, b_nan), "
+                "a_nan != b_nan);", "    }", *body]
+    return identity, load, "\n".join([*body, "    return a;"])
+
+
+def _launch(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...], out: GpuTensor,
+            result: str, acc: str, split_reduced: bool) -> GpuTensor:
+    """Run reduce.wgsl: `x` reduced over `axes` into `out` (x's shape with size-1 `axes`).
+    Returns the tensor holding the result: `out`, or, when the reduced dims had to be split
+    to fit the binding limit, the reduction of the pieces' partial results."""
+    kept = [d for d in range(len(x.shape)) if d not in axes]
+    kshape, (kx, ko) = coalesce(tuple(x.shape[d] for d in kept),
+                                [tuple(x.strides[d] for d in kept),
+                                 tuple(out.strides[d] for d in kept)])
+    rshape, (rx,) = coalesce(tuple(x.shape[d] for d in axes),
+                             [tuple(x.strides[d] for d in axes)])
+    threads = threads_for(math.prod(rshape))
+    identity, load, body = _combine(op, x.kind)
+    source = render("reduce", workgroup=WORKGROUP, threads=threads, in_type=x.kind.storage,
+                    out_type=out.kind.storage, acc=acc, identity=identity, load=load,
+                    combine=body, result=result)
+    nk, nr = len(kshape), len(rshape)
+    operands = {1: Operand(out.storage, out.offset, ko + (0,) * nr, out.kind.itemsize),
+                2: Operand(x.storage, x.offset, kx + rx, x.kind.itemsize)}
+    boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk))
+    pieces = sorted({box.starts[nk:] for box in boxes})
+    partials = gpu.empty((len(pieces),) + kshape, out.dtype) if len(pieces) > 1 else None
+    for box in boxes:
+        if partials is not None:  # this piece writes its own slot of the partial results
+            slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * partials.strides[0],
+                           partials.strides[1:] + (0,) * nr, partials.kind.itemsize)
+            box = replace(box, operands={**box.operands,
+                                         1: gpu.place(slot, box.starts, box.extents)})
+        groups = math.prod(box.extents[:nk])
+        info = [groups, math.prod(box.extents[nk:]), nk, nr, *box.extents,
+                *box.operands[2].meta(), *box.operands[1].meta()[:1 + nk]]
+        gpu.dispatch(source, box, info, -(-groups // (WORKGROUP // threads)))
+    if partials is None:
+        return out
+    merged = reduce(gpu, op, partials, (0,))
+    return merged.view(out.shape, out.strides, merged.offset)
+
+
+def reduce(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
+    """Reduce over `axes` keeping them as size-1 dims; max/min propagate NaN; any/all give
+    bool; a reduction over nothing gives the op's identity."""
+    out_dtype = bool_ if op in ("any", "all") else x.dtype
+    if not axes:
+        return cast(gpu, x, out_dtype)
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+    if math.prod(tuple(x.shape[d] for d in axes)) == 0:
+        return full(gpu, shape, _IDENTITY[op], out_dtype)
+    out = gpu.empty(shape, out_dtype)
+    if out.numel == 0:
+        return out
+    kind = out.kind
+    acc = "u32" if op in ("any", "all") else x.kind.compute
+    result = "best.v" if op in ("any", "all") else kind.store("best.v")
+    return _launch(gpu, op, x, axes, out, result, acc, split_reduced=True)
+
+
+def arg_reduce(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
+    """int32 index of the first max ("argmax") or min ("argmin") along `axis`, kept as a
+    size-1 dim; NaN counts as both the largest and the smallest value."""
+    shape = tuple(1 if d == axis else n for d, n in enumerate(x.shape))
+    out = gpu.empty(shape, int32)
+    if out.numel == 0:
+        return out
+    return _launch(gpu, op, x, (axis,), out, "best.i", x.kind.compute, split_reduced=False)
+
+
+def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
+    """Inclusive scan along `axis`: "sum" (cumsum) or "prod" (cumprod), in the input dtype
+    (float16 accumulates in float32)."""
+    out = gpu.empty(x.shape, x.dtype)
+    if out.numel == 0:
+        return out
+    kind = x.kind
+    outer = [d for d in range(len(x.shape)) if d != axis]
+    oshape, (ox, oo) = coalesce(tuple(x.shape[d] for d in outer),
+                                [tuple(x.strides[d] for d in outer),
+                                 tuple(out.strides[d] for d in outer)])
+    length = x.shape[axis]
+    threads = min(WORKGROUP, 1 << max(0, (length - 1).bit_length() - 3))
+    t = kind.compute
+    source = render("scan", workgroup=WORKGROUP, threads=threads, in_type=kind.storage,
+                    out_type=kind.storage, acc=t, identity=f"{t}({int(op == 'prod')})",
+                    load=kind.load("v"), combine="a + b" if op == "sum" else "a * b",
+                    store=kind.store("running"))
+    operands = {1: Operand(out.storage, out.offset, oo + (out.strides[axis],), kind.itemsize),
+                2: Operand(x.storage, x.offset, ox + (x.strides[axis],), kind.itemsize)}
+    k = len(oshape)
+
+    def info(box: Box) -> list[int]:
+        return [math.prod(box.extents[:k]), length, k, *box.extents[:k], *box.operands[2].meta(),
+                *box.operands[1].meta()]
+
+    gpu.run(source, oshape + (length,), operands, info,
+            lambda box: -(-math.prod(box.extents[:k]) // (WORKGROUP // threads)), range(k))
+    return out

@@ -1,0 +1,112 @@
+"""WGSL kernel templates: the files of ``pyburn/shaders/`` with their placeholders filled in.
+
+The syntax is small on purpose (docs/shaders.md describes it with examples):
+
+- ``{{name}}`` is replaced by the text passed as `name`. Every placeholder must get a value
+  and every value must be used: a typo is an error here, not a shader that fails to compile.
+- ``functions.wgsl`` is the helper library. A rendered kernel that calls a helper (its name
+  starts with ``pb_``) gets that helper's definition appended, with the helpers it calls in
+  turn; nothing else, so each pipeline compiles only what it uses.
+- ``enable f16;`` is put first when the text uses the ``f16`` type.
+
+The files are package data, read with ``importlib.resources`` (desktop and Pyodide alike).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+from ...errors import PyburnError
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_HELPER_CALL = re.compile(r"\bpb_\w+")
+_F16 = re.compile(r"\bf16\b")
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+class TemplateError(PyburnError):
+    """A template asked for a value it was not given, or was given one it does not use."""
+
+
+@functools.cache
+def source(name: str) -> str:
+    """The text of ``pyburn/shaders/<name>.wgsl``."""
+    return resources.files("pyburn").joinpath("shaders", f"{name}.wgsl").read_text()
+
+
+@functools.cache
+def _helpers() -> dict[str, str]:
+    """The helper library split into its functions: name -> definition (with the comment
+    lines just above it). A definition runs from a line starting ``fn pb_`` to the next line
+    that is a lone ``}``."""
+    found: dict[str, str] = {}
+    comment: list[str] = []
+    current: list[str] | None = None
+    name = ""
+    for line in source("functions").splitlines():
+        if current is not None:
+            current.append(line)
+            if line == "}":
+                found[name] = "\n".join(current)
+                current = None
+        elif line.startswith("fn pb_"):
+            name = line[3:line.index("(")]
+            current = [*comment, line]
+            comment = []
+        else:
+            comment = [*comment, line] if line.startswith("//") else []
+    return found
+
+
+def fill(text: str, values: dict[str, str], strict: bool = True) -> str:
+    """Replace every ``{{name}}`` in `text` by ``values[name]``. Every placeholder needs a
+    value; `strict` also requires every value to be used (kernels; an op expression may
+    not mention its type)."""
+    used: set[str] = set()
+
+    def value(match: re.Match) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise TemplateError(f"the template needs a value for {{{{{key}}}}}")
+        used.add(key)
+        return str(values[key])
+
+    filled = _PLACEHOLDER.sub(value, text)
+    unused = set(values) - used
+    if strict and unused:
+        raise TemplateError(f"the template has no placeholder for {', '.join(sorted(unused))}")
+    return filled
+
+
+def link(text: str) -> str:
+    """`text` with the helper functions it calls appended, and ``enable f16;`` where needed."""
+    helpers = _helpers()
+    needed: list[str] = []
+    pending = [text]
+    while pending:
+        for name in _HELPER_CALL.findall(pending.pop()):
+            if name in helpers and name not in needed:
+                needed.append(name)
+                pending.append(helpers[name])
+    parts = [text, *(helpers[name] for name in sorted(needed))]
+    linked = "\n\n".join(parts)
+    uses_f16 = _F16.search(_COMMENT.sub("", linked))
+    return f"enable f16;\n\n{linked}" if uses_f16 else linked
+
+
+@functools.lru_cache(maxsize=2048)
+def _render(name: str, items: tuple[tuple[str, str], ...]) -> str:
+    return link(fill(source(name), dict(items)))
+
+
+def render(name: str, **values: str | int) -> str:
+    """The kernel ``pyburn/shaders/<name>.wgsl`` with `values` filled in and its helpers
+    linked: the final text that the pipeline cache is keyed by.
+
+    >>> "fn main" in render("map", workgroup=64, out_type="f32", inputs="", loads="",
+    ...                     value="1.0")
+    True
+    """
+    return _render(name, tuple(sorted((k, str(v)) for k, v in values.items())))

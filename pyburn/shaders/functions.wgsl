@@ -1,0 +1,511 @@
+// pyburn's WGSL helper library. A kernel that calls one of these functions gets its
+// definition linked in (pyburn/backends/wgpu/templates.py), so each function is compiled only
+// where it is used. Names start with `pb_`; a suffix _f32, _i32 or _u32 names the compute
+// type of the variant (op expressions in pyburn/elementwise.py pick one with {{T}}).
+//
+// Why these exist: GPU compilers may assume that floats are never NaN (Mesa's llvmpipe folds
+// `x != x` to false), WGSL leaves integer division by zero and out-of-range conversions to
+// the implementation, and its builtins lack expm1, log1p, erf and accurate small-argument
+// sinh/tanh. Every helper gives the IEEE/numpy answer that the flex and cpu backends give.
+//
+// Conventions: a function that reads `info` expects the kernel to declare
+// `@group(0) @binding(0) var<storage, read> info: array<i32>;` (every pyburn kernel does).
+
+// Linear index of this workgroup in a grid split over y and z (a dimension holds at most
+// 65,535 workgroups).
+fn pb_group(wid: vec3<u32>, nwg: vec3<u32>) -> i32 {
+    return i32(wid.x + nwg.x * (wid.y + nwg.y * wid.z));
+}
+
+// Storage offset (relative) of element `i`, counted row-major over `rank` dims whose sizes
+// are at info[dims..] and whose strides are at info[strides..].
+fn pb_strided(i: i32, rank: i32, dims: i32, strides: i32) -> i32 {
+    var rest = i;
+    var at = 0;
+    for (var d = rank - 1; d >= 0; d--) {
+        let size = info[dims + d];
+        at += (rest % size) * info[strides + d];
+        rest /= size;
+    }
+    return at;
+}
+
+// ---- classification (bit tests: immune to compilers that assume no NaN) ----------------
+fn pb_isnan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn pb_isinf(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;
+}
+
+fn pb_isfinite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
+}
+
+fn pb_nan() -> f32 {
+    return bitcast<f32>(0x7fc00000u);
+}
+
+fn pb_inf() -> f32 {
+    return bitcast<f32>(0x7f800000u);
+}
+
+fn pb_isnan_f32(x: f32) -> bool {
+    return pb_isnan(x);
+}
+
+fn pb_isnan_i32(x: i32) -> bool {
+    return false;
+}
+
+fn pb_isnan_u32(x: u32) -> bool {
+    return false;
+}
+
+fn pb_isinf_f32(x: f32) -> bool {
+    return pb_isinf(x);
+}
+
+fn pb_isinf_i32(x: i32) -> bool {
+    return false;
+}
+
+fn pb_isinf_u32(x: u32) -> bool {
+    return false;
+}
+
+fn pb_isfinite_f32(x: f32) -> bool {
+    return pb_isfinite(x);
+}
+
+fn pb_isfinite_i32(x: i32) -> bool {
+    return true;
+}
+
+fn pb_isfinite_u32(x: u32) -> bool {
+    return true;
+}
+
+// Whether neither operand is NaN: comparisons are `pb_ordered_T(a, b) && a < b`.
+fn pb_ordered_f32(a: f32, b: f32) -> bool {
+    return !(pb_isnan(a) || pb_isnan(b));
+}
+
+fn pb_ordered_i32(a: i32, b: i32) -> bool {
+    return true;
+}
+
+fn pb_ordered_u32(a: u32, b: u32) -> bool {
+    return true;
+}
+
+// Truth value of a float: nonzero, NaN included.
+fn pb_truth_f32(x: f32) -> bool {
+    return pb_isnan(x) || x != 0.0;
+}
+
+fn pb_truth_i32(x: i32) -> bool {
+    return x != 0;
+}
+
+fn pb_truth_u32(x: u32) -> bool {
+    return x != 0u;
+}
+
+// ---- conversions ------------------------------------------------------------------------
+// f32 to f16, rounding finite values beyond the f16 range to infinity (WGSL leaves the
+// conversion of out-of-range values to the implementation; infinities and NaN themselves
+// convert as IEEE says on every driver seen so far, and WGSL cannot spell an f16 NaN).
+fn pb_to_f16(x: f32) -> f16 {
+    if (pb_isfinite(x) && abs(x) >= 65520.0) {
+        return f16(select(pb_inf(), -pb_inf(), x < 0.0));
+    }
+    return f16(x);
+}
+
+// int(x) wrapped to 32 bits, as Python's int() followed by two's complement wrapping:
+// truncation toward zero, NaN and infinities give 0.
+fn pb_f32_to_i32(x: f32) -> i32 {
+    let bits = bitcast<u32>(x);
+    let magnitude = bits & 0x7fffffffu;
+    if (magnitude >= 0x7f800000u) {
+        return 0;
+    }
+    if (magnitude < 0x4f000000u) {  // |x| < 2**31: the conversion truncates exactly
+        return i32(x);
+    }
+    // |x| = mantissa * 2**shift with shift >= 8; only the low 32 bits of that survive.
+    let shift = (magnitude >> 23u) - 150u;
+    if (shift >= 32u) {
+        return 0;
+    }
+    let low = i32(((magnitude & 0x7fffffu) | 0x800000u) << shift);
+    return select(low, -low, x < 0.0);
+}
+
+// ---- arithmetic -------------------------------------------------------------------------
+fn pb_neg_f32(x: f32) -> f32 {
+    return -x;
+}
+
+fn pb_neg_i32(x: i32) -> i32 {
+    return -x;
+}
+
+fn pb_neg_u32(x: u32) -> u32 {
+    return 0u - x;
+}
+
+fn pb_sign_f32(x: f32) -> f32 {
+    return select(sign(x), x, pb_isnan(x));
+}
+
+fn pb_sign_i32(x: i32) -> i32 {
+    return sign(x);
+}
+
+fn pb_sign_u32(x: u32) -> u32 {
+    return min(x, 1u);
+}
+
+fn pb_minimum_f32(a: f32, b: f32) -> f32 {
+    if (pb_isnan(a)) {
+        return a;
+    }
+    if (pb_isnan(b)) {
+        return b;
+    }
+    return select(b, a, a <= b);
+}
+
+fn pb_minimum_i32(a: i32, b: i32) -> i32 {
+    return min(a, b);
+}
+
+fn pb_minimum_u32(a: u32, b: u32) -> u32 {
+    return min(a, b);
+}
+
+fn pb_maximum_f32(a: f32, b: f32) -> f32 {
+    if (pb_isnan(a)) {
+        return a;
+    }
+    if (pb_isnan(b)) {
+        return b;
+    }
+    return select(b, a, a >= b);
+}
+
+fn pb_maximum_i32(a: i32, b: i32) -> i32 {
+    return max(a, b);
+}
+
+fn pb_maximum_u32(a: u32, b: u32) -> u32 {
+    return max(a, b);
+}
+
+// C's fmod: the remainder of truncated division, with the sign of a. The quotient may be
+// off by one after rounding; the remainder is corrected into range, and fma keeps a - q * b
+// exact for the right q.
+fn pb_fmod_f32(a: f32, b: f32) -> f32 {
+    if (pb_isnan(a) || pb_isnan(b) || pb_isinf(a) || b == 0.0) {
+        return pb_nan();
+    }
+    if (pb_isinf(b)) {
+        return a;
+    }
+    let m = abs(b);
+    var r = fma(-trunc(a / b), b, a);
+    if (a >= 0.0) {
+        if (r < 0.0) {
+            r += m;
+        }
+        if (r >= m) {
+            r -= m;
+        }
+    } else {
+        if (r > 0.0) {
+            r -= m;
+        }
+        if (r <= -m) {
+            r += m;
+        }
+    }
+    return r;
+}
+
+// Python's and numpy's remainder: the sign of b.
+fn pb_remainder_f32(a: f32, b: f32) -> f32 {
+    let r = pb_fmod_f32(a, b);
+    if (pb_isnan(r)) {
+        return r;
+    }
+    if (r == 0.0) {
+        return select(0.0, -0.0, b < 0.0);
+    }
+    if ((b < 0.0) != (r < 0.0)) {
+        return r + b;
+    }
+    return r;
+}
+
+// Python's and numpy's floor division: the quotient that goes with pb_remainder_f32.
+fn pb_floordiv_f32(a: f32, b: f32) -> f32 {
+    if (b == 0.0) {
+        return a / b;
+    }
+    let r = pb_fmod_f32(a, b);
+    var q = (a - r) / b;
+    if (r != 0.0 && (b < 0.0) != (r < 0.0)) {
+        q -= 1.0;
+    }
+    if (q == 0.0) {
+        return select(0.0, -0.0, (a < 0.0) != (b < 0.0));
+    }
+    let down = floor(q);
+    return select(down, down + 1.0, q - down > 0.5);
+}
+
+fn pb_fmod_i32(a: i32, b: i32) -> i32 {
+    return select(a % b, 0, b == 0);
+}
+
+fn pb_remainder_i32(a: i32, b: i32) -> i32 {
+    if (b == 0) {
+        return 0;
+    }
+    let r = a % b;
+    return select(r, r + b, r != 0 && (r < 0) != (b < 0));
+}
+
+fn pb_floordiv_i32(a: i32, b: i32) -> i32 {
+    if (b == 0) {
+        return 0;
+    }
+    let q = a / b;
+    return select(q, q - 1, a % b != 0 && (a < 0) != (b < 0));
+}
+
+fn pb_fmod_u32(a: u32, b: u32) -> u32 {
+    return select(a % b, 0u, b == 0u);
+}
+
+fn pb_remainder_u32(a: u32, b: u32) -> u32 {
+    return select(a % b, 0u, b == 0u);
+}
+
+fn pb_floordiv_u32(a: u32, b: u32) -> u32 {
+    return select(a / b, 0u, b == 0u);
+}
+
+// Whether a float is an odd integer (every float from 2**24 on is even).
+fn pb_is_odd_integer(x: f32) -> bool {
+    return abs(x) < 16777216.0 && trunc(x) == x && fma(-2.0, floor(x * 0.5), x) == 1.0;
+}
+
+// C99 pow, special cases included (pow(x, 0) = 1 and pow(1, y) = 1 even for NaN).
+fn pb_pow_f32(a: f32, b: f32) -> f32 {
+    if (b == 0.0 || a == 1.0) {
+        return 1.0;
+    }
+    if (pb_isnan(a) || pb_isnan(b)) {
+        return pb_nan();
+    }
+    let odd = pb_is_odd_integer(b);
+    if (pb_isinf(b)) {
+        let m = abs(a);
+        if (m == 1.0) {
+            return 1.0;
+        }
+        return select(0.0, pb_inf(), (m > 1.0) == (b > 0.0));
+    }
+    if (a == 0.0 || pb_isinf(a)) {
+        // 0 and inf are reciprocal: |result| is inf or 0, and the sign of a survives odd b.
+        let big = (a == 0.0) == (b < 0.0);
+        let magnitude = select(0.0, pb_inf(), big);
+        return select(magnitude, -magnitude, odd && (bitcast<u32>(a) >> 31u) == 1u);
+    }
+    if (a < 0.0) {
+        if (trunc(b) != b) {
+            return pb_nan();
+        }
+        let m = pow(-a, b);
+        return select(m, -m, odd);
+    }
+    return pow(a, b);
+}
+
+// Integer power by squaring, wrapping like every integer op; a negative exponent gives the
+// truncated reciprocal (1 for a == 1, +-1 for a == -1, else 0).
+fn pb_pow_i32(a: i32, b: i32) -> i32 {
+    if (b < 0) {
+        if (a == 1) {
+            return 1;
+        }
+        if (a == -1) {
+            return select(1, -1, (b & 1) == 1);
+        }
+        return 0;
+    }
+    var result = 1;
+    var base = a;
+    var e = b;
+    while (e != 0) {
+        if ((e & 1) == 1) {
+            result *= base;
+        }
+        base *= base;
+        e >>= 1u;
+    }
+    return result;
+}
+
+fn pb_pow_u32(a: u32, b: u32) -> u32 {
+    var result = 1u;
+    var base = a;
+    var e = b;
+    while (e != 0u) {
+        if ((e & 1u) == 1u) {
+            result *= base;
+        }
+        base *= base;
+        e >>= 1u;
+    }
+    return result;
+}
+
+// Shifts by any amount: << past the width gives 0, >> is arithmetic (sign-filling) for i32.
+fn pb_shl_i32(a: i32, b: i32) -> i32 {
+    return select(0, a << u32(b & 31), b >= 0 && b < 32);
+}
+
+fn pb_shr_i32(a: i32, b: i32) -> i32 {
+    return a >> u32(select(31, b, b >= 0 && b < 32));
+}
+
+fn pb_shl_u32(a: u32, b: u32) -> u32 {
+    return select(0u, a << (b & 31u), b < 32u);
+}
+
+fn pb_shr_u32(a: u32, b: u32) -> u32 {
+    return select(0u, a >> (b & 31u), b < 32u);
+}
+
+// ---- transcendental functions that WGSL lacks or computes inaccurately near zero ---------
+// exp(x) - 1: a Taylor polynomial where exp(x) - 1 would cancel (|x| < 0.5; the first
+// omitted term is below 3e-10 of the result).
+fn pb_expm1(x: f32) -> f32 {
+    if (abs(x) < 0.5) {
+        let p = 1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0
+            + x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0
+            + x * (1.0 / 362880.0))))))));
+        return x * p;
+    }
+    return exp(x) - 1.0;
+}
+
+// log(1 + x): Kahan's correction for the rounding of 1 + x.
+fn pb_log1p(x: f32) -> f32 {
+    if (pb_isinf(x) && x > 0.0) {
+        return x;
+    }
+    let u = 1.0 + x;
+    if (u == 1.0) {
+        return x;
+    }
+    return log(u) * (x / (u - 1.0));
+}
+
+fn pb_sinh(x: f32) -> f32 {
+    let a = abs(x);
+    var s: f32;
+    if (a < 1.0) {
+        let t = pb_expm1(a);
+        s = 0.5 * (t + t / (t + 1.0));
+    } else if (a > 80.0) {
+        s = exp(a - 0.6931471805599453);  // e**a / 2 without overflowing early
+    } else {
+        let e = exp(a);
+        s = 0.5 * (e - 1.0 / e);
+    }
+    return select(s, -s, x < 0.0);
+}
+
+fn pb_cosh(x: f32) -> f32 {
+    let a = abs(x);
+    if (a > 80.0) {
+        return exp(a - 0.6931471805599453);
+    }
+    let e = exp(a);
+    return 0.5 * (e + 1.0 / e);
+}
+
+fn pb_tanh(x: f32) -> f32 {
+    let a = abs(x);
+    var t = 1.0;
+    if (a < 9.0 || pb_isnan(x)) {  // from 9 on, tanh rounds to 1
+        let e = pb_expm1(2.0 * a);
+        t = e / (e + 2.0);
+    }
+    return select(t, -t, x < 0.0);
+}
+
+fn pb_asinh(x: f32) -> f32 {
+    let a = abs(x);
+    var r: f32;
+    if (a > 1e18) {
+        r = log(a) + 0.6931471805599453;
+    } else {
+        let s = a * a;
+        r = pb_log1p(a + s / (1.0 + sqrt(1.0 + s)));
+    }
+    return select(r, -r, x < 0.0);
+}
+
+fn pb_acosh(x: f32) -> f32 {
+    if (x < 1.0) {
+        return pb_nan();
+    }
+    if (x > 1e18) {
+        return log(x) + 0.6931471805599453;
+    }
+    let t = x - 1.0;
+    return pb_log1p(t + sqrt(t * (x + 1.0)));
+}
+
+fn pb_atanh(x: f32) -> f32 {
+    let a = abs(x);
+    if (a > 1.0) {
+        return pb_nan();
+    }
+    let r = 0.5 * pb_log1p(2.0 * a / (1.0 - a));
+    return select(r, -r, x < 0.0);
+}
+
+// The error function: for |x| < 2 the series with positive terms
+// erf(x) = 2/sqrt(pi) * x * exp(-x^2) * sum_n (2x^2)^n / (1*3*...*(2n+1)), summed from the
+// smallest term; for 2 <= |x| < 4 Laplace's continued fraction for erfc; from 4 on erf
+// rounds to +-1.
+fn pb_erf(x: f32) -> f32 {
+    let a = abs(x);
+    if (pb_isnan(x)) {
+        return x;
+    }
+    var r = 1.0;
+    if (a < 2.0) {
+        let u = 2.0 * a * a;
+        var term_sum = 0.0;
+        for (var n = 30; n >= 0; n--) {
+            term_sum = 1.0 + term_sum * u / f32(2 * n + 3);
+        }
+        r = 1.1283791670955126 * a * exp(-a * a) * term_sum;
+    } else if (a < 4.0) {
+        var tail = a;
+        for (var k = 40; k > 0; k--) {
+            tail = a + (f32(k) * 0.5) / tail;
+        }
+        r = 1.0 - exp(-a * a) * 0.5641895835477563 / tail;
+    }
+    return select(r, -r, x < 0.0);
+}

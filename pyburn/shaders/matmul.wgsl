@@ -1,0 +1,82 @@
+// Batched matrix product out = a @ b, register-blocked: each invocation computes a 4x4 block
+// of out in registers, so every element it loads from a and b is used four times; a
+// workgroup of 8x8 invocations covers a 32x32 tile. No workgroup memory: on CPU drivers
+// (llvmpipe) barriers cost more than the reloads they save, and on GPUs the caches catch
+// the reuse between neighbouring invocations. Operands are read through their strides, so
+// a transposed weight (x @ w.T) is read in place.
+//
+// Placeholders: workgroup (64: 8x8); element, out_type (stored types); T (compute type);
+// load (stored element `v` as T); store (T value `s` as out_type).
+// info: [M, N, K, batches, batch rank B, batch shape[B], then per operand (out, a, b):
+//        offset, batch strides[B], strides along M, N and K]
+
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
+@group(0) @binding(2) var<storage, read> a: array<{{element}}>;
+@group(0) @binding(3) var<storage, read> b: array<{{element}}>;
+
+// Where operand k starts for batch `batch`, and its stride along dim d (0 M, 1 N, 2 K).
+fn base(batch: i32, k: i32) -> i32 {
+    let rank = info[4];
+    let at = 5 + rank + k * (rank + 4);
+    return info[at] + pb_strided(batch, rank, 5, at + 1);
+}
+
+fn stride(k: i32, d: i32) -> i32 {
+    let rank = info[4];
+    return info[5 + rank + k * (rank + 4) + 1 + rank + d];
+}
+
+fn load_a(i: i32) -> {{T}} {
+    let v = a[i];
+    return {{load}};
+}
+
+fn load_b(i: i32) -> {{T}} {
+    let v = b[i];
+    return {{load}};
+}
+
+@compute @workgroup_size({{workgroup}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let m = info[0];
+    let n = info[1];
+    let tiles_m = (m + 31) / 32;
+    let tiles_n = (n + 31) / 32;
+    let g = pb_group(wid, nwg);
+    let batch = g / (tiles_m * tiles_n);
+    if (batch >= info[3]) {
+        return;
+    }
+    let tile = g % (tiles_m * tiles_n);
+    let row = (tile / tiles_n) * 32 + (i32(lid) / 8) * 4;
+    let col = (tile % tiles_n) * 32 + (i32(lid) % 8) * 4;
+    // rows and columns past the edge are clamped for loading; their results are not stored
+    let rows = min(vec4<i32>(row) + vec4<i32>(0, 1, 2, 3), vec4<i32>(m - 1));
+    let cols = min(vec4<i32>(col) + vec4<i32>(0, 1, 2, 3), vec4<i32>(n - 1));
+    let a_rows = vec4<i32>(base(batch, 1)) + rows * stride(1, 0);
+    let b_cols = vec4<i32>(base(batch, 2)) + cols * stride(2, 1);
+    let a_step = stride(1, 2);
+    let b_step = stride(2, 2);
+    var acc: array<vec4<{{T}}>, 4>;
+    for (var k = 0; k < info[2]; k++) {
+        let ak = a_rows + vec4<i32>(k * a_step);
+        let bk = b_cols + vec4<i32>(k * b_step);
+        let av = vec4<{{T}}>(load_a(ak.x), load_a(ak.y), load_a(ak.z), load_a(ak.w));
+        let bv = vec4<{{T}}>(load_b(bk.x), load_b(bk.y), load_b(bk.z), load_b(bk.w));
+        acc[0] += av.x * bv;
+        acc[1] += av.y * bv;
+        acc[2] += av.z * bv;
+        acc[3] += av.w * bv;
+    }
+    let out_base = base(batch, 0);
+    for (var i = 0; i < 4; i++) {
+        for (var j = 0; j < 4; j++) {
+            if (row + i < m && col + j < n) {
+                let s = acc[i][j];
+                out[out_base + (row + i) * stride(0, 0) + (col + j) * stride(0, 1)] = {{store}};
+            }
+        }
+    }
+}

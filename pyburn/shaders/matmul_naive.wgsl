@@ -1,0 +1,53 @@
+// Batched matrix product out = a @ b, one invocation per output element: the baseline the
+// register-blocked kernel (matmul.wgsl) is measured against in `pyburn bench`.
+//
+// Placeholders and info: as matmul.wgsl.
+
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
+@group(0) @binding(2) var<storage, read> a: array<{{element}}>;
+@group(0) @binding(3) var<storage, read> b: array<{{element}}>;
+
+fn base(batch: i32, k: i32) -> i32 {
+    let rank = info[4];
+    let at = 5 + rank + k * (rank + 4);
+    return info[at] + pb_strided(batch, rank, 5, at + 1);
+}
+
+fn stride(k: i32, d: i32) -> i32 {
+    let rank = info[4];
+    return info[5 + rank + k * (rank + 4) + 1 + rank + d];
+}
+
+fn load_a(i: i32) -> {{T}} {
+    let v = a[i];
+    return {{load}};
+}
+
+fn load_b(i: i32) -> {{T}} {
+    let v = b[i];
+    return {{load}};
+}
+
+@compute @workgroup_size({{workgroup}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let m = info[0];
+    let n = info[1];
+    let t = pb_group(wid, nwg) * {{workgroup}} + i32(lid);
+    let batch = t / (m * n);
+    if (batch >= info[3]) {
+        return;
+    }
+    let row = (t / n) % m;
+    let col = t % n;
+    var a_at = base(batch, 1) + row * stride(1, 0);
+    var b_at = base(batch, 2) + col * stride(2, 1);
+    var s = {{T}}(0);
+    for (var k = 0; k < info[2]; k++) {
+        s += load_a(a_at) * load_b(b_at);
+        a_at += stride(1, 2);
+        b_at += stride(2, 2);
+    }
+    out[base(batch, 0) + row * stride(0, 0) + col * stride(0, 1)] = {{store}};
+}
