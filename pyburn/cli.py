@@ -17,14 +17,16 @@ import pyburn
 from . import bench
 from .device import default_device, device_report
 from .errors import PyburnError
-from .train import plot
+from .train import mnist_job, plot
 
 _EPILOG = """\
 examples:
   pyburn info                      devices available here, and the default one
   PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
   pyburn bench                     pyburn's speed next to numpy, PyTorch and plain Python
-  pyburn plot runs/mnist           training curves of a Learner's run_dir, as SVG
+  pyburn train mnist               train the MNIST CNN (what `make demo` runs), save its weights
+  pyburn train mnist --model mlp --epochs 1 --run-dir runs/mlp
+  pyburn plot runs/mlp             training curves of a Learner's run_dir, as SVG
 """
 
 
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     info.set_defaults(run=_info)
     bench.add_parser(commands)
+    mnist_job.add_parser(commands)
     plot.add_parser(commands)
     return parser
 
@@ -77,9 +80,26 @@ def _info(args: argparse.Namespace) -> int:
     for kind, reason in report:
         print(f"  {kind:<{width}}  {'available' if reason is None else 'unavailable: ' + reason}")
     print()
+    _print_adapters()
     # Resolved last: a bad $PYBURN_DEVICE is reported after the table that helps to fix it.
     chosen = os.environ.get("PYBURN_DEVICE")
     why = (f"from PYBURN_DEVICE={chosen}" if chosen
            else "the fastest available; set PYBURN_DEVICE to choose another")
     print(f"default device: {default_device()} ({why})")
     return 0
+
+
+def _print_adapters() -> None:
+    """The wgpu adapters, in `wgpu:N` order, with their API, kind and key limits."""
+    from .backends import wgpu
+
+    found = wgpu.adapters()
+    if not found:
+        return
+    print("wgpu adapters (device wgpu:N; a software adapter ranks after cpu):")
+    for i, (info, limits) in enumerate(found):
+        print(f"  {i}  {info.name} via {info.backend} ({info.adapter_type}): bindings up to "
+              f"{limits.max_storage_buffer_binding_size >> 20} MiB, buffers up to "
+              f"{limits.max_buffer_size >> 20} MiB, {limits.max_workgroups_per_dimension} "
+              f"workgroups per grid dim")
+    print()

@@ -2,7 +2,9 @@
 
 Backends are found by file name: ``pyburn.device("flex")`` imports ``pyburn.backends.flex``,
 which provides ``unavailable_reason() -> str | None`` (why it cannot run here, cheaply) and
-``create(index: int) -> Backend``. There is no registry to edit.
+``create(index: int) -> Backend``, and may provide ``priority() -> int`` (its place in the
+default order, when that depends on the machine: wgpu comes first with a hardware adapter,
+after cpu with only a software one). There is no registry to edit.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from dataclasses import dataclass, field
 from .backends.base import Backend
 from .errors import DeviceError
 
-#: backend kinds, fastest first: the default device is the first one available here
-PREFERENCE = ("cpu", "flex")
+#: backend kinds, in their usual order of speed
+PREFERENCE = ("wgpu", "cpu", "flex")
+#: default-device priority (lower first) of the kinds whose module has no ``priority()``
+PRIORITY = {"cpu": 20, "flex": 40}
 #: "autodiff+cpu" names the cpu device with gradients on
 AUTODIFF_PREFIX = "autodiff+"
 
@@ -111,9 +115,15 @@ def device(spec: str | Device | None = None) -> Device:
     return found
 
 
+def _priority(kind: str) -> int:
+    ranked = getattr(_backend_module(kind), "priority", None)
+    return ranked() if ranked else PRIORITY[kind]
+
+
 def device_report() -> list[tuple[str, str | None]]:
     """(kind, reason it is unavailable or None) for every known backend, fastest first."""
-    return [(kind, _backend_module(kind).unavailable_reason()) for kind in PREFERENCE]
+    return [(kind, _backend_module(kind).unavailable_reason())
+            for kind in sorted(PREFERENCE, key=_priority)]
 
 
 def available_devices() -> list[Device]:

@@ -336,7 +336,7 @@ _UNARY_WGSL: dict[str, str] = {
     "log": "log(x)", "log2": "log2(x)", "log1p": "pb_log1p(x)",
     "sqrt": "sqrt(x)", "rsqrt": "1.0 / sqrt(x)", "reciprocal": "1.0 / x",
     "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)",
-    "asin": "asin(x)", "acos": "acos(x)", "atan": "atan(x)",
+    "asin": "pb_asin(x)", "acos": "pb_acos(x)", "atan": "pb_atan(x)",
     "sinh": "pb_sinh(x)", "cosh": "pb_cosh(x)", "tanh": "pb_tanh(x)",
     "asinh": "pb_asinh(x)", "acosh": "pb_acosh(x)", "atanh": "pb_atanh(x)", "erf": "pb_erf(x)",
     "floor": "floor(x)", "ceil": "ceil(x)", "round": "round(x)", "trunc": "trunc(x)",
@@ -347,7 +347,7 @@ _UNARY_WGSL: dict[str, str] = {
 _BINARY_WGSL: dict[str, str] = {
     "add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b",
     "floor_divide": "pb_floordiv_{{T}}(a, b)", "remainder": "pb_remainder_{{T}}(a, b)",
-    "fmod": "pb_fmod_{{T}}(a, b)", "pow": "pb_pow_{{T}}(a, b)", "atan2": "atan2(a, b)",
+    "fmod": "pb_fmod_{{T}}(a, b)", "pow": "pb_pow_{{T}}(a, b)", "atan2": "pb_atan2(a, b)",
     "minimum": "pb_minimum_{{T}}(a, b)", "maximum": "pb_maximum_{{T}}(a, b)",
     "eq": "pb_ordered_{{T}}(a, b) && a == b", "ne": "!(pb_ordered_{{T}}(a, b) && a == b)",
     "lt": "pb_ordered_{{T}}(a, b) && a < b", "le": "pb_ordered_{{T}}(a, b) && a <= b",

@@ -28,6 +28,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if dtype.is_bool:
         raise DTypeError("matmul is not defined for bool tensors")
     check_dtype_on(dtype, a.device)
+    if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0]:
+        # (..., M, K) @ (K, N) is one (B*M, K) @ (K, N) product: no broadcast of b (whose
+        # gradient would then be summed back over the batch), one large GEMM
+        rows = a.reshape(-1, a.shape[-1])
+        return matmul(rows, b).reshape(a.shape[:-1] + (b.shape[1],))
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     if a2.shape[-1] != b2.shape[-2]:

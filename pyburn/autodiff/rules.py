@@ -160,6 +160,60 @@ def _binary(name: str) -> Rule:
     return rule
 
 
+# ---- optional capabilities (pyburn.nn.functional.capability) ------------------------------
+# The three convolution ops are each other's adjoints: conv is linear in x and in w, its
+# gradient in x is the transposed convolution of g, and in w the weight gradient of x and g;
+# differentiating those again lands on the same three ops, so every order is covered. Each
+# gradient is computed only for an input that requires grad: a network's first layer needs
+# no gradient for its data, and each of these is a full convolution's work.
+def _conv_geometry(ctx: dict[str, Any]) -> tuple:
+    return ctx["stride"], ctx["padding"], ctx["dilation"], ctx["groups"]
+
+
+def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..nn.functional import capability
+
+    x, w = inputs
+    stride, padding, dilation, groups = _conv_geometry(ctx)
+    return (capability.conv_transpose(g, w, stride, [b for b, _ in padding], dilation, groups,
+                                      x.shape[2:]) if x.requires_grad else None,
+            capability.conv_weight(x, g, w.shape[2:], stride, padding, dilation, groups)
+            if w.requires_grad else None)
+
+
+def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..nn.functional import capability
+
+    x, w = inputs
+    stride, padding, dilation, groups = _conv_geometry(ctx)
+    return (capability.conv(g, w, stride, padding, dilation, groups) if x.requires_grad
+            else None,
+            capability.conv_weight(g, x, w.shape[2:], stride, padding, dilation, groups)
+            if w.requires_grad else None)
+
+
+def _conv_weight(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..nn.functional import capability
+
+    x, gy = inputs
+    stride, padding, dilation, groups = _conv_geometry(ctx)
+    return (capability.conv_transpose(gy, g, stride, [b for b, _ in padding], dilation, groups,
+                                      x.shape[2:]) if x.requires_grad else None,
+            capability.conv(x, g, stride, padding, dilation, groups) if gy.requires_grad
+            else None)
+
+
+def _max_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """g added at the position of each window's (first) max, as in PyTorch."""
+    from ..shape import numel
+
+    x, nd = inputs[0], ctx["nd"]
+    lead = x.shape[:-nd]
+    flat = _zeros(lead + (numel(x.shape[-nd:]),), g)
+    positions = ctx["indices"].reshape(lead + (-1,))
+    return (flat.scatter_add(-1, positions, g.reshape(lead + (-1,))).reshape(x.shape),)
+
+
 def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     from .api import recompute_grads
 
@@ -172,7 +226,8 @@ RULES: dict[str, Rule] = {
     "where": _where, "matmul": _matmul, "reduce:sum": _reduce_sum,
     "reduce:max": _reduce_extreme, "reduce:min": _reduce_extreme, "reduce:prod": _reduce_prod,
     "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
-    "index_select": _index_select, "checkpoint": _checkpoint,
+    "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
+    "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
 RULES.update({f"binary:{name}": _binary(name) for name in BINARY})

@@ -1,6 +1,6 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
-One module per family (matmul, overhead, elementwise, reduction); each holds a
+One module per family (matmul, overhead, elementwise, reduction, train); each holds a
 ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run prints a table (or
 JSON with ``--json``) in which every row gives pyburn's median, its fastest run, the peer's
 median, the ratio of their speeds and the target with a pass/miss mark. Peers (numpy,
@@ -18,18 +18,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import elementwise, matmul, overhead, reduction
+from . import elementwise, matmul, overhead, reduction, train
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
 
 #: every benchmark, in the order a full run goes through them
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
-                                     + elementwise.BENCHMARKS + reduction.BENCHMARKS)
+                                     + elementwise.BENCHMARKS + reduction.BENCHMARKS
+                                     + train.BENCHMARKS)
 
 _EPILOG = """\
 examples:
-  pyburn bench                       everything (about a minute)
+  pyburn bench                       everything (about a minute and a half)
+  pyburn bench train                 training steps of the MNIST models against PyTorch
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
   pyburn bench --list                what there is to run
@@ -79,7 +81,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="a family (matmul, overhead, elementwise, reduction) or one "
+                        help="a family (matmul, overhead, elementwise, reduction, train) or one "
                         "benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")

@@ -144,10 +144,12 @@ def _run(step: Step, gx: Tensor, state: State, w: _Weights, reverse: bool) -> tu
     """The time loop over gx (L, N, G): the outputs (L, N, H) in time order and the final
     state. A reverse direction walks from the last step to the first."""
     inputs = _steps(gx)
-    outputs: list[Tensor] = list(inputs)
-    for t in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
-        state = step(inputs[t], state, w)
-        outputs[t] = state[0]
+    outputs = []
+    for x in (reversed(inputs) if reverse else inputs):
+        state = step(x, state, w)
+        outputs.append(state[0])
+    if reverse:
+        outputs.reverse()
     return stack(outputs), state
 
 
@@ -215,9 +217,8 @@ class _RNNBase(Module):
     @property
     def all_weights(self) -> list[list[Tensor]]:
         """The parameters of each (layer, direction), in registration order."""
-        names = [n for n, _ in self.named_parameters()]
-        per = len(names) // (self.num_layers * (2 if self.bidirectional else 1))
-        params = [getattr(self, n) for n in names]
+        params = list(self.parameters())
+        per = len(params) // (self.num_layers * (2 if self.bidirectional else 1))
         return [params[i:i + per] for i in range(0, len(params), per)]
 
     def _weights(self, layer: int, reverse: bool) -> _Weights:
@@ -277,8 +278,10 @@ class _RNNBase(Module):
             raise ShapeError(f"{owner}: input shape {input.shape} does not end in input_size "
                              f"{self.input_size}")
         batched = input.ndim == 3
-        x = input if not batched else input.transpose(0, 1) if self.batch_first else input
-        x = x if batched else x.unsqueeze(1)
+        if not batched:
+            x = input.unsqueeze(1)
+        else:
+            x = input.transpose(0, 1) if self.batch_first else input
         if x.shape[0] == 0:
             raise ShapeError(f"{owner}: the sequence (input shape {input.shape}) is empty")
         initial = self._initial(x, hx, input)

@@ -483,6 +483,55 @@ fn pb_atanh(x: f32) -> f32 {
     return select(r, -r, x < 0.0);
 }
 
+// Inverse trigonometric functions from atan, the one builtin llvmpipe computes accurately
+// (its asin and acos are off by 2e-4): the arguments below lose nothing where they matter.
+fn pb_atan(x: f32) -> f32 {
+    return select(atan(x), x, pb_isnan(x));
+}
+
+fn pb_asin(x: f32) -> f32 {
+    if (!(abs(x) <= 1.0) || pb_isnan(x)) {
+        return pb_nan();
+    }
+    return atan(x / sqrt((1.0 - x) * (1.0 + x)));
+}
+
+fn pb_acos(x: f32) -> f32 {
+    if (!(abs(x) <= 1.0) || pb_isnan(x)) {
+        return pb_nan();
+    }
+    return 2.0 * atan(sqrt((1.0 - x) / (1.0 + x)));
+}
+
+fn pb_sign_bit(x: f32) -> bool {
+    return (bitcast<u32>(x) >> 31u) == 1u;
+}
+
+// The angle of the point (b, a), C99's atan2 with every signed zero and infinity.
+fn pb_atan2(a: f32, b: f32) -> f32 {
+    let pi = 3.141592653589793;
+    if (pb_isnan(a) || pb_isnan(b)) {
+        return pb_nan();
+    }
+    var r: f32;
+    if (pb_isinf(a) && pb_isinf(b)) {
+        r = select(0.25 * pi, 0.75 * pi, b < 0.0);
+    } else if (a == 0.0 || pb_isinf(b)) {
+        r = select(0.0, pi, pb_sign_bit(b));
+        if (a != 0.0) {  // finite a, infinite b
+            r = select(0.0, pi, b < 0.0);
+        }
+    } else if (b == 0.0 || pb_isinf(a)) {
+        r = 0.5 * pi;
+    } else {
+        r = atan(abs(a / b));
+        if (b < 0.0) {
+            r = pi - r;
+        }
+    }
+    return select(r, -r, pb_sign_bit(a));
+}
+
 // The error function: for |x| < 2 the series with positive terms
 // erf(x) = 2/sqrt(pi) * x * exp(-x^2) * sum_n (2x^2)^n / (1*3*...*(2n+1)), summed from the
 // smallest term; for 2 <= |x| < 4 Laplace's continued fraction for erfc; from 4 on erf

@@ -33,14 +33,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let outer = info[2];
     let at_x = 3 + outer;
     let at_out = at_x + 2 + outer;
-    let active = row < info[0];
+    let live = row < info[0];
     let segment = (length + {{threads}} - 1) / {{threads}};
     let start = min(lane * segment, length);
     let end = min(start + segment, length);
     var x_base = 0;
     var out_base = 0;
     var total = {{identity}};
-    if (active) {
+    if (live) {
         x_base = info[at_x] + pb_strided(row, outer, 3, at_x + 1);
         out_base = info[at_out] + pb_strided(row, outer, 3, at_out + 1);
         for (var j = start; j < end; j++) {
@@ -63,7 +63,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lane > 0) {
         running = totals[lid - 1u];
     }
-    if (active) {
+    if (live) {
         for (var j = start; j < end; j++) {
             let v = x[x_base + j * info[at_x + 1 + outer]];
             running = combine(running, {{load}});

@@ -53,7 +53,7 @@ fn before(ka: {{key}}, ia: i32, kb: {{key}}, ib: i32) -> bool {
     if (ka == kb) {
         return ia < ib;
     }
-    return select(ka < kb, ka > kb, descending);
+    return select((ka < kb), (ka > kb), descending);
 }
 
 fn invocation(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> i32 {

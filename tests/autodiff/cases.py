@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import pyburn.nn.functional  # noqa: F401  (the cases reach it as L.nn.functional)
 from pyburn.elementwise import BINARY, UNARY
 
 from .helpers import FLOAT32, Case, Input, case, given, rand
@@ -91,10 +92,12 @@ ELEMENTWISE = [
     case("where_scalar", lambda L, x: L.where(x > 0.5, x.exp(), 0.25), rand(3, 4)),
     case("where_method", lambda L, a, b: a.where(b < 0, b), rand(2, 3), rand(2, 3)),
     case("cast_float32_roundtrip", lambda L, x: x.float().double() * x.float(), rand(3, 4),
-         tol=FLOAT32, fd=False),
+         tol=FLOAT32, fd=False, needs=("float64",)),
+    case("cast_float16_roundtrip", lambda L, x: x.half().float() * x, rand(3, 4), tol=FLOAT32,
+         fd=False, needs=("float16",)),
     case("cast_to_int_passes_nothing", lambda L, x: x.int() * x + x.floor() * 2.0,
          rand(3, 4, low=-4, high=4)),
-    case("to_dtype", lambda L, x: x.to(L.float64).exp(), rand(3, 4)),
+    case("to_dtype", lambda L, x: x.to(L.float64).exp(), rand(3, 4), needs=("float64",)),
 ]
 
 REDUCTIONS = [
@@ -373,4 +376,30 @@ COMPOSED = [
          rand(3, 4)),
 ]
 
-CASES: list[Case] = ELEMENTWISE + REDUCTIONS + MOVEMENT + INDEXING + LINALG + COMPOSED
+# Convolution and max pooling: composites on most devices, one node each where the device has
+# the "conv" / "max_pool" capabilities (their rules: conv, conv_transpose, conv_weight and
+# max_pool; the second-order checks go through all three conv rules).
+CONVOLUTION = [
+    case("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1,
+                                                             dilation=(1, 2), groups=2),
+         rand(2, 4, 5, 6), rand(6, 2, 3, 2), rand(6)),
+    case("conv1d_same_asymmetric", lambda L, x, w: L.nn.functional.conv1d(x, w, padding="same"),
+         rand(2, 2, 7), rand(3, 2, 4),
+         ref=lambda L, x, w: L.nn.functional.conv1d(L.nn.functional.pad(x, (1, 2)), w)),
+    case("conv3d_data_input", lambda L, x, w: L.nn.functional.conv3d(x, w, stride=2),
+         rand(1, 2, 4, 5, 3, grad=False), rand(2, 2, 2, 3, 1)),
+    case("conv_transpose2d", lambda L, x, w: L.nn.functional.conv_transpose2d(
+        x, w, stride=2, padding=1, output_padding=1), rand(2, 3, 3, 4), rand(3, 2, 3, 3)),
+    case("conv_transpose1d_past_the_last_window",
+         lambda L, x, w: L.nn.functional.conv_transpose1d(x, w, stride=3, output_padding=2,
+                                                          groups=2),
+         rand(1, 4, 4), rand(4, 1, 3)),
+    case("max_pool2d", lambda L, x: L.nn.functional.max_pool2d(x, 3, stride=2, padding=1),
+         rand(2, 3, 5, 6)),
+    case("max_pool1d_unbatched", lambda L, x: L.nn.functional.max_pool1d(x, 2, dilation=2,
+                                                                         ceil_mode=True),
+         rand(3, 8)),
+]
+
+CASES: list[Case] = (ELEMENTWISE + REDUCTIONS + MOVEMENT + INDEXING + LINALG + COMPOSED
+                     + CONVOLUTION)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from conformance.helpers import PERMISSIVE, Tol, flatten, nest, numel, round_to
 
 import pyburn
@@ -42,6 +43,12 @@ class Input:
     grad: bool = True
 
 
+def widest_float(dev: pyburn.Device) -> pyburn.DType:
+    """float64 where the device has it, else float32: for tests whose values are exact in
+    both (small dyadic numbers), so they run on every device."""
+    return pyburn.float64 if "float64" in dev.caps else pyburn.float32
+
+
 def rand(*shape: int, low: float = -2.0, high: float = 2.0, grad: bool = True) -> Input:
     """A random input of `shape` in [low, high)."""
     return Input(tuple(shape), low, high, grad=grad)
@@ -63,7 +70,7 @@ class Case:
     tensors. `ref` replaces `fn` for PyTorch where it spells the computation differently;
     `fd` is False where finite differences are meaningless at the inputs (steps, exact ties);
     `hvp` is False where PyTorch's second derivative is not a usable reference (NaN);
-    `tol` overrides `GRAD_TOL`."""
+    `tol` overrides `GRAD_TOL`; `needs` names device capabilities (dtypes) the case uses."""
 
     name: str
     fn: Callable[..., Any]
@@ -72,6 +79,16 @@ class Case:
     fd: bool = True
     hvp: bool = True
     tol: dict[str, Tol] | None = None
+    needs: tuple[str, ...] = ()
+
+    def runs_on(self, dev: pyburn.Device) -> bool:
+        """Whether `dev` has every capability the case needs."""
+        return all(cap in dev.caps for cap in self.needs)
+
+    def require(self, dev: pyburn.Device) -> None:
+        """Skip the test where `dev` lacks a capability the case needs."""
+        if not self.runs_on(dev):
+            pytest.skip(f"{self.name} needs {', '.join(self.needs)}, which {dev} lacks")
 
 
 def case(name: str, fn: Callable[..., Any], *inputs: Input, **options: Any) -> Case:

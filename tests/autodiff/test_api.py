@@ -11,14 +11,23 @@ from conformance.helpers import raises
 
 import pyburn
 
-from .helpers import PyburnLib, Tol, TorchLib, assert_close, flatten, nest, random_values
+from .helpers import (
+    PyburnLib,
+    Tol,
+    TorchLib,
+    assert_close,
+    flatten,
+    nest,
+    random_values,
+    widest_float,
+)
 
 grad = pyburn.autodiff.grad
 checkpoint = pyburn.autodiff.checkpoint
 
 
 def leaf(dev: pyburn.Device, data: Any) -> pyburn.Tensor:
-    return pyburn.tensor(data, dtype=pyburn.float64, device=dev, requires_grad=True)
+    return pyburn.tensor(data, dtype=widest_float(dev), device=dev, requires_grad=True)
 
 
 def values(t: pyburn.Tensor) -> list[float]:
@@ -38,7 +47,7 @@ def test_grad_returns_gradients_and_leaves_dot_grad_alone(dev):
 
 def test_grad_of_several_outputs_with_grad_outputs(dev):
     x = leaf(dev, [1.0, 2.0])
-    weight = pyburn.tensor([10.0, 100.0], dtype=pyburn.float64, device=dev)
+    weight = pyburn.tensor([10.0, 100.0], dtype=widest_float(dev), device=dev)
     (g,) = grad([x * 2.0, (x * x).sum()], [x], grad_outputs=[weight, None])
     assert values(g) == [22.0, 204.0]
     with raises(pyburn.ArgumentError, "grad_outputs"):
@@ -63,7 +72,7 @@ def test_grad_allow_unused(dev):
 
 def test_grad_input_must_require_grad(dev):
     x = leaf(dev, [1.0])
-    constant = pyburn.tensor([2.0], dtype=pyburn.float64, device=dev)
+    constant = pyburn.tensor([2.0], dtype=widest_float(dev), device=dev)
     with raises(pyburn.ArgumentError, "does not require grad"):
         grad((x * constant).sum(), [constant])
 
@@ -127,7 +136,7 @@ def pyburn_hvp(dev: pyburn.Device, f: Callable[..., Any], params: list,
                direction: list) -> list[list[float]]:
     """H v by differentiating g . v, where g was computed with create_graph."""
     leaves, grads = pyburn_gradient(dev, f, params, create_graph=True)
-    vs = [pyburn.tensor(v, dtype=pyburn.float64, device=dev) for v in direction]
+    vs = [pyburn.tensor(v, dtype=widest_float(dev), device=dev) for v in direction]
     dot = sum((g * v).sum() for g, v in zip(grads, vs))
     return [values(h) for h in grad(dot, leaves)]
 

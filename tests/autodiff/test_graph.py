@@ -12,14 +12,14 @@ from conformance.helpers import raises
 
 import pyburn
 
-from .helpers import flatten
+from .helpers import flatten, widest_float
 
 X = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]
 
 
 def leaf(dev: pyburn.Device, data: Any = X) -> pyburn.Tensor:
-    """A float64 leaf that requires grad."""
-    return pyburn.tensor(data, dtype=pyburn.float64, device=dev, requires_grad=True)
+    """A leaf that requires grad, float64 where the device has it."""
+    return pyburn.tensor(data, dtype=widest_float(dev), device=dev, requires_grad=True)
 
 
 def values(t: pyburn.Tensor) -> list[float]:
@@ -65,7 +65,7 @@ def test_backward_of_a_leaf_itself(dev):
 
 def test_backward_with_a_gradient_argument(dev):
     x = leaf(dev)
-    w = pyburn.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=pyburn.float64, device=dev)
+    w = pyburn.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=widest_float(dev), device=dev)
     (x * 2.0).backward(gradient=w)
     assert values(x.grad) == [2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
 
@@ -154,7 +154,7 @@ def test_backward_with_create_graph_gives_differentiable_grads(dev):
 
 def test_deep_graph_needs_no_recursion(dev):
     """The walk is iterative: a chain far deeper than Python's recursion limit works."""
-    x = pyburn.tensor([1.0], dtype=pyburn.float64, device=dev, requires_grad=True)
+    x = pyburn.tensor([1.0], dtype=widest_float(dev), device=dev, requires_grad=True)
     y = x
     for _ in range(3000):
         y = y * 1.0 + 0.0
@@ -308,7 +308,7 @@ def test_setitem_on_non_leaf_is_recorded(dev):
 @pytest.mark.parametrize("update", [
     lambda y: y.zero_(),
     lambda y: y.fill_(2.5),
-    lambda y: y.copy_(pyburn.ones(3, dtype=pyburn.float64, device=y.device)),
+    lambda y: y.copy_(pyburn.ones(3, dtype=widest_float(y.device), device=y.device)),
 ], ids=["zero_", "fill_", "copy_constant"])
 def test_overwriting_a_non_leaf_with_a_constant_cuts_its_graph(dev, update):
     """After ``y.zero_()`` y depends on nothing: no gradient reaches x through it."""

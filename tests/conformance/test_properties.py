@@ -106,6 +106,8 @@ def test_integer_array_indexing_matches_numpy(device, case, as_lists):
     """Several index tensors broadcast together, negative entries included."""
     a, index = case
     t = pyburn.tensor(a, device=device)
+    if "int64" not in device.caps:  # numpy's indices are int64; this device indexes with int32
+        index = tuple(i.astype(np.int32) for i in index)
     key = tuple(i.tolist() if as_lists and i.ndim == 1 else pyburn.tensor(i, device=device)
                 for i in index)
     _check(t[key], a[index], "int32", device)

@@ -9,7 +9,7 @@ import pytest
 import pyburn
 from pyburn import nn
 
-from .functional.helpers import BALANCED, TorchChecker, assert_close, np, torch
+from .functional.helpers import BALANCED, Tol, TorchChecker, assert_close, np, torch
 
 
 def sinusoid_table(max_len: int, d_model: int) -> np.ndarray:
@@ -115,9 +115,14 @@ def test_rotary(device, case):
     shape, dim, base, interleaved, offset, seq_dim = case
     rope = nn.RotaryEmbedding(dim, base=base, interleaved=interleaved, seq_dim=seq_dim)
     checker = TorchChecker(device, f"rope{case}")
+    tolerances = {}
+    if offset > 100 and "float64" not in device.caps:
+        # angles computed in float32: position * theta is off by up to ~position * 2^-24
+        loose = {"float32": Tol(0.0, 4 * (offset + shape[seq_dim]) * 2.0**-24)}
+        tolerances = dict(tol=loose, grad_tol=loose)
     checker.check(lambda x: rope(x, offset=offset),
                   lambda x: rope_reference(x, dim, base, interleaved, offset, seq_dim),
-                  checker.floats(*shape))
+                  checker.floats(*shape), **tolerances)
 
 
 @pytest.mark.parametrize("interleaved", [False, True])

@@ -25,6 +25,7 @@ import numpy as np
 
 from ...dtypes import ALL_DTYPES, DType, bool_, float16, float32, float64, int32, int64, uint8
 from ..base import Backend, Handle, Shape
+from . import conv as convolution
 from .ops import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from .philox import philox_words
 
@@ -112,7 +113,9 @@ class CpuBackend(Backend):
 
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
-    caps = frozenset({"float64", "int64", "float16"})
+    #: beyond the dtypes, two capabilities of ``pyburn.nn.functional``: convolution (conv,
+    #: conv_transpose, conv_weight) and max pooling as one numpy computation each
+    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool"})
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -298,3 +301,32 @@ class CpuBackend(Backend):
         if a.dtype == np.float16:
             return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
         return np.matmul(a, b)
+
+    # ---- capabilities "conv" and "max_pool" (see pyburn.nn.functional.capability) ----------
+    @_quietly
+    def conv(self, x: Handle, w: Handle, stride: Sequence[int],
+             padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+             groups: int) -> Handle:
+        """Convolution as one im2col copy and one matrix product per group."""
+        return convolution.conv(x, w, stride, padding, dilation, groups)
+
+    @_quietly
+    def conv_transpose(self, x: Handle, w: Handle, stride: Sequence[int],
+                       padding: Sequence[int], dilation: Sequence[int], groups: int,
+                       size: Sequence[int]) -> Handle:
+        """Transposed convolution as one matrix product per group and a col2im."""
+        return convolution.conv_transpose(x, w, stride, padding, dilation, groups, size)
+
+    @_quietly
+    def conv_weight(self, x: Handle, g: Handle, kernel: Sequence[int], stride: Sequence[int],
+                    padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+                    groups: int) -> Handle:
+        """A convolution's weight gradient as one im2col copy and one matrix product."""
+        return convolution.conv_weight(x, g, kernel, stride, padding, dilation, groups)
+
+    @_quietly
+    def max_pool(self, x: Handle, kernel: Sequence[int], stride: Sequence[int],
+                 padding: Sequence[tuple[int, int]],
+                 dilation: Sequence[int]) -> tuple[Handle, Handle]:
+        """Max pooling as one windowed copy and an argmax."""
+        return convolution.max_pool(x, kernel, stride, padding, dilation)

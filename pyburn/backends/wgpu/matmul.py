@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+from .creation import full
+from .elementwise import copy_into
 from .handle import GpuTensor
 from .launch import Box, Gpu, Operand, coalesce
 from .templates import render
@@ -27,9 +29,6 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked") -> Gp
     if out.numel == 0:
         return out
     if k == 0:  # an empty sum: zeros
-        from .elementwise import copy_into
-        from .creation import full
-
         copy_into(gpu, out, full(gpu, out.shape, 0, out.dtype))
         return out
     nb = len(batch)

@@ -12,6 +12,7 @@ done by reading back, because ``queue.on_submitted_work_done_sync()`` fails in w
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import tempfile
@@ -177,7 +178,13 @@ class NativeRuntime(GpuRuntime):
             return bytes(self.device.queue.read_buffer(buffer, offset, size))
 
     async def read_async(self, buffer: Any, offset: int, size: int) -> bytes:
-        """Like `read`, awaiting the map of a staging buffer instead of blocking."""
+        """Like `read`, awaiting the map of a staging buffer instead of blocking. Outside a
+        running asyncio loop (``pyburn.runtime.run_sync`` steps an awaitable by hand before
+        it needs one) there is nothing to yield to, so this reads synchronously."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self.read(buffer, offset, size)
         with self._lock:
             self._submit()
             self.stats.reads += 1

@@ -54,14 +54,15 @@ def _combine(op: str, kind: Kind) -> tuple[str, str, str]:
     # argmax / argmin: the better value wins, NaN beats everything, ties go to the first index
     better = ">" if op == "argmax" else "<"
     identity = (_NEG_INF if op == "argmax" else _INF)[t]
-    body = [f"    if (b.v {better} a.v) {{", "        return b;", "    }"]
-    body += ["    if (a.v == b.v) {", "        return select(a, b, b.i < a.i);", "    }"]
+    first = ["        if (b.i < a.i) {", "            return b;", "        }", "        return a;"]
+    body = ["    if (a.v == b.v) {", *first, "    }",
+            f"    if (b.v {better} a.v) {{", "        return b;", "    }", "    return a;"]
     if t == "f32":
         body = ["    let a_nan = pb_isnan(a.v);", "    let b_nan = pb_isnan(b.v);",
-                "    if (a_nan || b_nan) {",
-                "        return select(select(a, b, b.i < a.i), select(a, b, b_nan), "
-                "a_nan != b_nan);", "    }", *body]
-    return identity, load, "\n".join([*body, "    return a;"])
+                "    if (a_nan != b_nan) {", "        if (b_nan) {", "            return b;",
+                "        }", "        return a;", "    }",
+                "    if (a_nan) {", *first, "    }", *body]
+    return identity, load, "\n".join(body)
 
 
 def _launch(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...], out: GpuTensor,

@@ -4,7 +4,8 @@ A convolution is im2col plus one matmul: `windows` stacks the strided slices of 
 input that each kernel offset sees (``(N, C, K, *out)``, K = kernel elements), and a batched
 matmul over the groups contracts them with the weight. A transposed convolution is the
 adjoint: the matmul with the weight's transpose gives one column per input position, and
-`place_windows` (col2im) adds the columns back into the output image.
+`place_windows` (col2im) adds the columns back into the output image. Where the backend
+offers the "conv" capability (`capability.offered`), each is one backend call instead.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ArgumentError, ShapeError, Tensor
+from . import capability
+from .capability import CONV, offered
 from .windows import (
     Ints,
     check_min_rank,
@@ -136,11 +139,14 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                          f"divisible by groups={groups}")
     pads = _conv_padding(padding, kernel, stride, dilation, op)
     out = windowed_sizes(x, kernel, stride, dilation, pads, op)
-    k = _numel(kernel)
-    cols = windows(pad_spatial(x, pads), kernel, stride, dilation, out)
-    cols = cols.reshape(n, groups, group_c * k, _numel(out))
-    w = weight.reshape(groups, out_c // groups, group_c * k)
-    y = (w @ cols).reshape((n, out_c) + out)
+    if offered(CONV, x, weight):
+        y = capability.conv(x, weight, stride, pads, dilation, groups)
+    else:
+        k = _numel(kernel)
+        cols = windows(pad_spatial(x, pads), kernel, stride, dilation, out)
+        cols = cols.reshape(n, groups, group_c * k, _numel(out))
+        w = weight.reshape(groups, out_c // groups, group_c * k)
+        y = (w @ cols).reshape((n, out_c) + out)
     y = _add_bias(y, bias, out_c, nd, op)
     return y if batched else y.squeeze(0)
 
@@ -211,12 +217,15 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor,
         raise ShapeError(f"{op}: input shape {input.shape} with weight shape {weight.shape}, "
                          f"stride {stride}, padding {pads} and dilation {dilation} gives an "
                          f"empty output {out}")
-    k = _numel(kernel)
     out_c = group_out * groups
-    w = weight.reshape(groups, c // groups, group_out * k).mT
-    cols = w @ x.reshape(n, groups, c // groups, _numel(spatial))
-    y = place_windows(cols.reshape((n, out_c, k) + spatial), kernel, stride, dilation, full)
-    y = y[(Ellipsis, *(slice(p, p + o) for p, o in zip(pads, out)))]
+    if offered(CONV, x, weight):
+        y = capability.conv_transpose(x, weight, stride, pads, dilation, groups, out)
+    else:
+        k = _numel(kernel)
+        w = weight.reshape(groups, c // groups, group_out * k).mT
+        cols = w @ x.reshape(n, groups, c // groups, _numel(spatial))
+        y = place_windows(cols.reshape((n, out_c, k) + spatial), kernel, stride, dilation, full)
+        y = y[(Ellipsis, *(slice(p, p + o) for p, o in zip(pads, out)))]
     y = _add_bias(y, bias, out_c, nd, op)
     return y if batched else y.squeeze(0)
 

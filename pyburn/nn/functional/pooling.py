@@ -2,7 +2,8 @@
 output size, in 1, 2 and 3 spatial dims.
 
 Sliding-window pooling reuses the convolution's `windows` (one strided view per kernel
-offset, stacked) and reduces over the window dim. Adaptive pooling has windows of varying
+offset, stacked) and reduces over the window dim; max pooling is one backend call where the
+backend offers the "max_pool" capability. Adaptive pooling has windows of varying
 size: average pooling contracts each dim with an averaging matrix (a reshape-and-mean when the
 sizes divide), max pooling gathers every window padded to the largest one by repeating its
 last element (repeats cannot change a max).
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ArgumentError, Tensor, arange, tensor
+from . import capability
+from .capability import MAX_POOL, offered
 from .windows import Ints, check_rank, ntuple, pad_spatial, windowed_sizes, windows
 
 _LOWEST = {"uint8": 0, "int32": -(2**31), "int64": -(2**63)}
@@ -81,6 +84,11 @@ class _Windows:
 def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     geometry = _Windows(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
+    if offered(MAX_POOL, input):
+        values, indices = capability.max_pool(input, geometry.kernel, geometry.stride,
+                                              [(b, max(a, 0)) for b, a in geometry.pads],
+                                              geometry.dilation)
+        return (values, indices) if return_indices else values
     fill = float("-inf") if input.dtype.is_floating_point else _LOWEST.get(input.dtype.name, 0)
     cols = geometry.of(input, fill)
     values = cols.amax(-nd - 1)

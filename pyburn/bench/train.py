@@ -1,0 +1,135 @@
+"""Training throughput: samples/s of one training step of the MNIST models on cpu, against the
+same model in PyTorch CPU, in the same run.
+
+A step is what a training loop does per batch: zero the gradients, forward, cross-entropy,
+backward, one Adam update. Both frameworks start from the same weights (pyburn's, loaded into
+a PyTorch twin with the same layers through numpy), train on the same synthetic batch (64
+float32 images (1, 28, 28) and labels; the values do not change the work), and run with the
+same number of threads: PyTorch gets ``torch.set_num_threads(os.cpu_count())``, which is what
+numpy's OpenBLAS uses by default.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import pyburn
+
+from ..models import MEAN, STD, MnistCNN, MnistMLP
+from ..nn import Module
+from ..nn import functional as F
+from ..optim import Adam
+from . import peers
+from .inputs import Floats
+from .report import Row, Target
+from .suite import Benchmark
+from .timing import Settings, measure
+
+BATCH = 64
+QUICK_BATCH = 2
+LR = 1e-3
+#: each model, how the report names it, and the ratio to PyTorch it should reach (issue 4)
+CASES = (("mlp", "MNIST MLP 784-128-10", Target("ratio", at_least=True, bound=1.0)),
+         ("cnn", "MNIST CNN (demo)", Target("ratio", at_least=True, bound=0.7)))
+
+
+def _pyburn_model(kind: str, device: pyburn.Device) -> Module:
+    pyburn.manual_seed(0)
+    return MnistMLP(device=device) if kind == "mlp" else MnistCNN(device=device)
+
+
+def torch_twin(model: Module, torch: Any) -> Any:
+    """A PyTorch module that computes what `model` (an `MnistMLP` or `MnistCNN`) computes,
+    with the same parameter names and a copy of its weights and buffers."""
+    nn, tf = torch.nn, torch.nn.functional
+    config = model.config()
+
+    class Twin(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            if config["model"] == "mlp":
+                self.fc1 = nn.Linear(28 * 28, config["hidden"])
+            else:
+                c1, c2 = config["channels"]
+                self.conv1 = nn.Conv2d(1, c1, 3, padding=1, bias=False)
+                self.bn1 = nn.BatchNorm2d(c1)
+                self.conv2 = nn.Conv2d(c1, c2, 3, padding=1, bias=False)
+                self.bn2 = nn.BatchNorm2d(c2)
+                self.fc1 = nn.Linear(c2 * 7 * 7, config["hidden"])
+            self.fc2 = nn.Linear(config["hidden"], 10)
+
+        def forward(self, images: Any) -> Any:
+            x = (images - MEAN) / STD
+            if config["model"] == "cnn":
+                x = tf.max_pool2d(tf.relu(self.bn1(self.conv1(x))), 2)
+                x = tf.max_pool2d(tf.relu(self.bn2(self.conv2(x))), 2)
+            return self.fc2(tf.relu(self.fc1(x.flatten(1))))
+
+    twin = Twin()
+    twin.load_state_dict({name: torch.from_numpy(value.numpy().copy())
+                          for name, value in model.state_dict().items()})
+    return twin
+
+
+def _labels(batch: int) -> list[int]:
+    draw = random.Random(3).randrange
+    return [draw(10) for _ in range(batch)]
+
+
+def _pyburn_step(kind: str, images: Floats, labels: list[int]) -> Any:
+    device = pyburn.device("cpu").autodiff()
+    model = _pyburn_model(kind, device)
+    optimizer = Adam(model.parameters(), lr=LR)
+    x = images.tensor("cpu").to(device)
+    y = pyburn.tensor(labels, dtype=pyburn.int32, device=device)
+
+    def step() -> None:
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def _torch_step(kind: str, images: Floats, labels: list[int], torch: Any) -> Any:
+    model = torch_twin(_pyburn_model(kind, pyburn.device("cpu")), torch)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
+    x = images.torch(torch)
+    y = torch.tensor(labels, dtype=torch.int64)
+    loss_fn = torch.nn.functional.cross_entropy
+
+    def step() -> None:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def measure_cpu(settings: Settings) -> list[Row]:
+    """Training samples/s of the MNIST MLP and CNN on cpu, against PyTorch CPU (a missing
+    PyTorch is reported, not timed)."""
+    batch = QUICK_BATCH if settings.quick else BATCH
+    images = Floats.random((batch, 1, 28, 28), seed=1)
+    labels = _labels(batch)
+    torch = peers.load("torch")
+    if torch is not None:
+        torch.set_num_threads(os.cpu_count() or 1)
+    rows = []
+    for kind, label, target in CASES:
+        candidates = {"pyburn": _pyburn_step(kind, images, labels)}
+        if torch is not None:
+            candidates["torch"] = _torch_step(kind, images, labels, torch)
+        times = measure(candidates, settings)
+        rows.append(Row.compare("train.cpu", f"{label}, batch {batch}, Adam", "samples/s",
+                                lambda seconds: batch / seconds, times, "torch",
+                                peers.label("torch"), target, settings.quick))
+    return rows
+
+
+BENCHMARKS = (
+    Benchmark("train", "cpu", "MNIST MLP and CNN training steps, samples/s vs PyTorch CPU",
+              measure_cpu),
+)

@@ -1,0 +1,121 @@
+"""Optional capabilities: convolution and max pooling as one backend call where the backend
+offers them, with the composites in conv.py and pooling.py as the fallback.
+
+A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
+``pyburn/backends/cpu/conv.py``):
+
+``"conv"``
+    ``conv(x, w, stride, padding, dilation, groups)``: x (N, C, *S), w (O, C/groups, *K),
+    `padding` a (before, after) pair of zeros per spatial dim; returns (N, O, *out).
+    ``conv_transpose(x, w, stride, padding, dilation, groups, size)``: the adjoint of conv
+    in its input: x (N, O, *out) gives (N, C, *size), the full transposed convolution cut
+    to `size` from offset `padding` (one int per dim), zero where `size` reaches past it.
+    ``conv_weight(x, g, kernel, stride, padding, dilation, groups)``: the adjoint of conv in
+    its weight: x (N, C, *S) and g (N, O, *out) give (O, C/groups, *kernel).
+``"max_pool"``
+    ``max_pool(x, kernel, stride, padding, dilation)``: over x's trailing ``len(kernel)``
+    dims padded with -inf, the max of each window and the int32 flat position of the first
+    max within the unpadded dims (NaN counts as the largest); returns (values, indices).
+
+Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
+with these same ops, so gradients of gradients work: the three conv ops are each other's
+adjoints, and max pooling's gradient is a ``scatter_add`` at the saved indices. Arguments
+are checked by the callers; `offered` is the one place that decides between a capability
+and the composite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...dtypes import int32
+from ...tensor import Tensor, result, wrap
+
+CONV = "conv"
+MAX_POOL = "max_pool"
+#: the capability each backward rule of this module belongs to
+RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL}
+
+Ints = Sequence[int]
+Pads = Sequence[tuple[int, int]]
+
+
+def offered(capability: str, *tensors: Tensor) -> bool:
+    """Whether `capability` runs these tensors: their backend lists it, and they share one
+    floating-point dtype (anything else takes the composite, which promotes and handles
+    integers)."""
+    first = tensors[0]
+    return (capability in first.device.backend.caps and first.dtype.is_floating_point
+            and all(t.dtype is first.dtype for t in tensors))
+
+
+def _windowed(sizes: Ints, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints) -> tuple:
+    return tuple((n + b + a - d * (k - 1) - 1) // s + 1
+                 for n, k, s, (b, a), d in zip(sizes, kernel, stride, padding, dilation))
+
+
+def _cut(x: Tensor, padding: Pads) -> tuple[Tensor, list[tuple[int, int]]]:
+    """x and `padding` with every negative "after" turned into a cut of x's end (the
+    adjoint of a transposed convolution whose output reaches past its last window)."""
+    lead = x.ndim - len(padding)
+    for i, (_, a) in enumerate(padding):
+        if a < 0:
+            x = x.narrow(lead + i, 0, x.shape[lead + i] + a)
+    return x, [(b, max(a, 0)) for b, a in padding]
+
+
+def _geometry(stride: Ints, padding: Pads, dilation: Ints, groups: int) -> dict:
+    return {"stride": tuple(stride), "padding": tuple(padding), "dilation": tuple(dilation),
+            "groups": groups}
+
+
+def conv(x: Tensor, w: Tensor, stride: Ints, padding: Pads, dilation: Ints,
+         groups: int) -> Tensor:
+    """The backend's convolution of x (N, C, *S) with w (O, C/groups, *K); `padding` is a
+    (before, after) pair per spatial dim, and a negative "after" cuts x."""
+    x, padding = _cut(x, padding)
+    out = _windowed(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    handle = x.device.backend.conv(x._h, w._h, tuple(stride), tuple(padding), tuple(dilation),
+                                   groups)
+    return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv", (x, w),
+                  **_geometry(stride, padding, dilation, groups))
+
+
+def conv_transpose(x: Tensor, w: Tensor, stride: Ints, padding: Ints, dilation: Ints,
+                   groups: int, size: Ints) -> Tensor:
+    """The backend's transposed convolution (the adjoint of `conv` in its input): x
+    (N, O, *m) with w (O, C/groups, *K) gives (N, C, *size), cut from offset `padding`."""
+    kernel = w.shape[2:]
+    full = [(m - 1) * s + d * (k - 1) + 1
+            for m, s, d, k in zip(x.shape[2:], stride, dilation, kernel)]
+    # the padding of the convolution this is the adjoint of, for the backward rule
+    pairs = [(p, f - z - p) for p, f, z in zip(padding, full, size)]
+    handle = x.device.backend.conv_transpose(x._h, w._h, tuple(stride), tuple(padding),
+                                             tuple(dilation), groups, tuple(size))
+    return result(handle, (x.shape[0], w.shape[1] * groups) + tuple(size), x.dtype,
+                  "conv_transpose", (x, w), **_geometry(stride, pairs, dilation, groups))
+
+
+def conv_weight(x: Tensor, g: Tensor, kernel: Ints, stride: Ints, padding: Pads,
+                dilation: Ints, groups: int) -> Tensor:
+    """The backend's gradient of `conv` in its weight: x (N, C, *S) and the output's
+    gradient g (N, O, *out) give (O, C/groups, *kernel)."""
+    x, padding = _cut(x, padding)
+    handle = x.device.backend.conv_weight(x._h, g._h, tuple(kernel), tuple(stride),
+                                          tuple(padding), tuple(dilation), groups)
+    return result(handle, (g.shape[1], x.shape[1] // groups) + tuple(kernel), x.dtype,
+                  "conv_weight", (x, g), **_geometry(stride, padding, dilation, groups))
+
+
+def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads,
+             dilation: Ints) -> tuple[Tensor, Tensor]:
+    """The backend's max pooling over x's trailing ``len(kernel)`` dims: the values and the
+    int32 flat positions of the maxima (`padding`: (before, after) pairs, both >= 0)."""
+    nd = len(kernel)
+    lead, spatial = x.shape[:-nd], x.shape[-nd:]
+    shape = lead + _windowed(spatial, kernel, stride, padding, dilation)
+    values, positions = x.device.backend.max_pool(x._h, tuple(kernel), tuple(stride),
+                                                  tuple(padding), tuple(dilation))
+    indices = wrap(positions, shape, int32, x.device)
+    return result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd), indices
+
