@@ -1,10 +1,10 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
-One module per family (matmul, overhead, elementwise, reduction, train); each holds a
-``BENCHMARKS`` tuple whose entries are named ``family.device``. A run prints a table (or
-JSON with ``--json``) in which every row gives pyburn's median, its fastest run, the peer's
-median, the ratio of their speeds and the target with a pass/miss mark. Peers (numpy,
-PyTorch, plain Python) are optional: a missing one is reported as "not installed".
+One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train);
+each holds a ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run prints a
+table (or JSON with ``--json``) in which every row gives pyburn's median, its fastest run,
+the peer's median, the ratio of their speeds and the target with a pass/miss mark. Peers
+(numpy, PyTorch, plain Python) are optional: a missing one is reported as "not installed".
 
 >>> from pyburn import bench
 >>> [b.name for b in bench.select(["matmul"])]
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import elementwise, matmul, overhead, reduction, train
+from . import autodiff, conv, elementwise, matmul, overhead, reduction, train
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
@@ -26,6 +26,7 @@ from .timing import Settings, Timing, measure
 #: every benchmark, in the order a full run goes through them
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
+                                     + conv.BENCHMARKS + autodiff.BENCHMARKS
                                      + train.BENCHMARKS)
 
 _EPILOG = """\
@@ -81,8 +82,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="a family (matmul, overhead, elementwise, reduction, train) or one "
-                        "benchmark (matmul.flex); default: all")
+                        help="a family (matmul, overhead, elementwise, reduction, conv, "
+                        "autodiff, train) or one benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

@@ -31,6 +31,10 @@ class Floats:
         uniform = random.Random(seed).uniform
         return cls(shape, array("f", [uniform(-1.0, 1.0) for _ in range(math.prod(shape))]))
 
+    def scaled(self, factor: float) -> Floats:
+        """These values times `factor` (rounded to float32 again)."""
+        return Floats(self.shape, array("f", [v * factor for v in self.data]))
+
     def tensor(self, device: str) -> pyburn.Tensor:
         """The values as a pyburn float32 tensor on `device`."""
         return pyburn.tensor(self.data.tobytes(), shape=self.shape, dtype=pyburn.float32,

@@ -5,14 +5,15 @@ A step is what a training loop does per batch: zero the gradients, forward, cros
 backward, one Adam update. Both frameworks start from the same weights (pyburn's, loaded into
 a PyTorch twin with the same layers through numpy), train on the same synthetic batch (64
 float32 images (1, 28, 28) and labels; the values do not change the work), and run with the
-same number of threads: PyTorch gets ``torch.set_num_threads(os.cpu_count())``, which is what
-numpy's OpenBLAS uses by default.
+same number of threads: PyTorch gets as many as numpy's BLAS uses (`blas_threads`), so
+``OPENBLAS_NUM_THREADS=1 pyburn bench train`` compares both on one thread.
 """
 
 from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pyburn
@@ -27,12 +28,24 @@ from .report import Row, Target
 from .suite import Benchmark
 from .timing import Settings, measure
 
+Step = Callable[[], None]
+
 BATCH = 64
 QUICK_BATCH = 2
 LR = 1e-3
 #: each model, how the report names it, and the ratio to PyTorch it should reach (issue 4)
 CASES = (("mlp", "MNIST MLP 784-128-10", Target("ratio", at_least=True, bound=1.0)),
          ("cnn", "MNIST CNN (demo)", Target("ratio", at_least=True, bound=0.7)))
+
+
+def blas_threads() -> int:
+    """The threads numpy's BLAS runs on: ``$OPENBLAS_NUM_THREADS`` or ``$OMP_NUM_THREADS``
+    when set (OpenBLAS reads them at load time), else one per CPU, OpenBLAS's default."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
 
 
 def _pyburn_model(kind: str, device: pyburn.Device) -> Module:
@@ -63,8 +76,8 @@ def torch_twin(model: Module, torch: Any) -> Any:
         def forward(self, images: Any) -> Any:
             x = (images - MEAN) / STD
             if config["model"] == "cnn":
-                x = tf.max_pool2d(tf.relu(self.bn1(self.conv1(x))), 2)
-                x = tf.max_pool2d(tf.relu(self.bn2(self.conv2(x))), 2)
+                x = tf.relu(tf.max_pool2d(self.bn1(self.conv1(x)), 2))
+                x = tf.relu(tf.max_pool2d(self.bn2(self.conv2(x)), 2))
             return self.fc2(tf.relu(self.fc1(x.flatten(1))))
 
     twin = Twin()
@@ -73,12 +86,15 @@ def torch_twin(model: Module, torch: Any) -> Any:
     return twin
 
 
-def _labels(batch: int) -> list[int]:
+def labels_for(batch: int) -> list[int]:
+    """`batch` class labels, the same every run."""
     draw = random.Random(3).randrange
     return [draw(10) for _ in range(batch)]
 
 
-def _pyburn_step(kind: str, images: Floats, labels: list[int]) -> Any:
+def pyburn_trainer(kind: str, images: Floats, labels: list[int]) -> tuple[Module, Step]:
+    """The pyburn model ("mlp" or "cnn") on the cpu autodiff device, and a function doing one
+    training step on `images` and `labels`."""
     device = pyburn.device("cpu").autodiff()
     model = _pyburn_model(kind, device)
     optimizer = Adam(model.parameters(), lr=LR)
@@ -90,10 +106,13 @@ def _pyburn_step(kind: str, images: Floats, labels: list[int]) -> Any:
         F.cross_entropy(model(x), y).backward()
         optimizer.step()
 
-    return step
+    return model, step
 
 
-def _torch_step(kind: str, images: Floats, labels: list[int], torch: Any) -> Any:
+def torch_trainer(kind: str, images: Floats, labels: list[int],
+                  torch: Any) -> tuple[Any, Step]:
+    """The PyTorch twin of `pyburn_trainer`'s model, with the same starting weights, and a
+    function doing the same training step."""
     model = torch_twin(_pyburn_model(kind, pyburn.device("cpu")), torch)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
     x = images.torch(torch)
@@ -105,7 +124,7 @@ def _torch_step(kind: str, images: Floats, labels: list[int], torch: Any) -> Any
         loss_fn(model(x), y).backward()
         optimizer.step()
 
-    return step
+    return model, step
 
 
 def measure_cpu(settings: Settings) -> list[Row]:
@@ -113,17 +132,19 @@ def measure_cpu(settings: Settings) -> list[Row]:
     PyTorch is reported, not timed)."""
     batch = QUICK_BATCH if settings.quick else BATCH
     images = Floats.random((batch, 1, 28, 28), seed=1)
-    labels = _labels(batch)
+    labels = labels_for(batch)
     torch = peers.load("torch")
     if torch is not None:
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(blas_threads())
     rows = []
     for kind, label, target in CASES:
-        candidates = {"pyburn": _pyburn_step(kind, images, labels)}
+        candidates = {"pyburn": pyburn_trainer(kind, images, labels)[1]}
         if torch is not None:
-            candidates["torch"] = _torch_step(kind, images, labels, torch)
+            candidates["torch"] = torch_trainer(kind, images, labels, torch)[1]
         times = measure(candidates, settings)
-        rows.append(Row.compare("train.cpu", f"{label}, batch {batch}, Adam", "samples/s",
+        threads = blas_threads()
+        case = f"{label}, batch {batch}, Adam, {threads} thread{'s' if threads > 1 else ''}"
+        rows.append(Row.compare("train.cpu", case, "samples/s",
                                 lambda seconds: batch / seconds, times, "torch",
                                 peers.label("torch"), target, settings.quick))
     return rows

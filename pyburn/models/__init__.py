@@ -9,6 +9,6 @@ and the browser demo share.
 
 from __future__ import annotations
 
-from .mnist import MEAN, STD, MnistCNN, MnistMLP, mnist_model, normalize
+from .mnist import MEAN, STD, MnistCNN, MnistMLP, load_mnist, mnist_model, normalize
 
-__all__ = ["MEAN", "STD", "MnistCNN", "MnistMLP", "mnist_model", "normalize"]
+__all__ = ["MEAN", "STD", "MnistCNN", "MnistMLP", "load_mnist", "mnist_model", "normalize"]

@@ -24,6 +24,8 @@ MEAN = 0.1307
 STD = 0.3081
 IMAGE_SIZE = 28
 CLASSES = 10
+#: the keys of a model's `config()`, among the other metadata of its saved weights
+CONFIG_KEYS = ("model", "channels", "hidden")
 
 
 def normalize(images: Tensor) -> Tensor:
@@ -73,8 +75,8 @@ class MnistMLP(Module):
 class MnistCNN(Module):
     """Two conv blocks, then two linear layers:
 
-    ``conv 3x3 (1 -> c1) - batch norm - ReLU - max pool 2`` (28x28 -> 14x14),
-    ``conv 3x3 (c1 -> c2) - batch norm - ReLU - max pool 2`` (14x14 -> 7x7),
+    ``conv 3x3 (1 -> c1) - batch norm - max pool 2 - ReLU`` (28x28 -> 14x14),
+    ``conv 3x3 (c1 -> c2) - batch norm - max pool 2 - ReLU`` (14x14 -> 7x7),
     ``linear (c2*7*7 -> hidden) - ReLU - linear (hidden -> 10)``.
 
     The convolutions have no bias: the batch norm right after them subtracts the mean per
@@ -106,8 +108,10 @@ class MnistCNN(Module):
     def forward(self, images: Tensor) -> Tensor:
         """Class scores (N, 10) for images (N, 1, 28, 28) in [0, 1]."""
         _check_images(images, "MnistCNN")
-        x = F.max_pool2d(F.relu(self.bn1(self.conv1(normalize(images)))), 2)
-        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        # ReLU after the pooling, not before: the two commute (both are monotone), and the
+        # ReLU then runs on a quarter of the values, forward and backward
+        x = F.relu(F.max_pool2d(self.bn1(self.conv1(normalize(images))), 2))
+        x = F.relu(F.max_pool2d(self.bn2(self.conv2(x)), 2))
         return self.fc2(F.relu(self.fc1(x.reshape(x.shape[0], -1))))
 
     def config(self) -> dict[str, Any]:
@@ -133,3 +137,26 @@ def mnist_model(config: dict[str, Any], device: Any = None, dtype: Any = None) -
     raise ArgumentError(f"not an MNIST model configuration: {config!r} (expected "
                         "{'model': 'mlp', 'hidden': ...} or {'model': 'cnn', 'channels': [c1, "
                         "c2], 'hidden': ...})")
+
+
+def load_mnist(source: Any, device: Any = None) -> Module:
+    """The MNIST model whose weights `pyburn train mnist` saved in `source` (a path, or the
+    file's bytes as a page fetches them), built from the configuration in their metadata,
+    on `device` and in eval mode. The file is read on flex, which holds every dtype a file
+    may have (a batch norm's int64 counter), and each value then takes its parameter's
+    device and dtype.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "mlp.safetensors")
+    >>> saved = MnistMLP(hidden=16, device="flex")
+    >>> from pyburn import store
+    >>> store.save(saved, path, metadata={**saved.config(), "epochs": 0})
+    >>> type(load_mnist(path, device="flex")).__name__
+    'MnistMLP'
+    """
+    from .. import store
+
+    metadata = store.load_metadata(source) or {}
+    model = mnist_model({k: v for k, v in metadata.items() if k in CONFIG_KEYS}, device=device)
+    model.load_state_dict(store.load(source, device="flex"))
+    return model.eval()

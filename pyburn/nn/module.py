@@ -357,6 +357,27 @@ class Module:
                 target.assign_(value)
         return result
 
+    def load_from(self, store: Any, *, key_remap: Any = (), filter: Any = None,
+                  allow_partial: bool = False, top_level_key: str | None = None,
+                  adapter: Any = None) -> Any:
+        """Load weights from `store`: a PyTorch ``.pt``/``.pth`` file or a safetensors file
+        (a path, bytes or a file object), or a `pyburn.store.LazyStateDict`. Tensors are read
+        one at a time, straight into the parameters (in place), so memory stays flat.
+
+        `top_level_key` picks a checkpoint's state dict (PyTorch files find ``state_dict``,
+        ``model``, ... by themselves); `key_remap` is (regex, replacement) pairs applied to
+        the store's keys in order; `filter` (a regex or a predicate on keys) selects the
+        keys taking part; `adapter` (a `pyburn.store.Adapter` or a list) adapts each tensor
+        after the store's own (PyTorch files: `PyTorchAdapter`). Unless `allow_partial`,
+        any missing, unused or mis-shaped key raises `pyburn.ArgumentError` listing them
+        all, and nothing is loaded. Returns a `pyburn.store.ApplyResult`; docs/store.md has
+        the details."""
+        from ..store.apply import load_into
+
+        return load_into(self, store, key_remap=key_remap, filter=filter,
+                         allow_partial=allow_partial, top_level_key=top_level_key,
+                         adapter=adapter)
+
     # ---- modes and devices -----------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Set training mode (dropout active, batch norm using and updating batch

@@ -43,12 +43,16 @@ fn pb_isfinite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
 }
 
+// Through a `let`: a NaN or an infinity written as a constant expression is a compile
+// error in WGSL (Chrome's compiler enforces it; wgpu's does not).
 fn pb_nan() -> f32 {
-    return bitcast<f32>(0x7fc00000u);
+    let bits = 0x7fc00000u;
+    return bitcast<f32>(bits);
 }
 
 fn pb_inf() -> f32 {
-    return bitcast<f32>(0x7f800000u);
+    let bits = 0x7f800000u;
+    return bitcast<f32>(bits);
 }
 
 fn pb_isnan_f32(x: f32) -> bool {

@@ -59,8 +59,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b_cols = vec4<i32>(base(batch, 2)) + cols * stride(2, 1);
     let a_step = stride(1, 2);
     let b_step = stride(2, 2);
+    let depth = info[2];
     var acc: array<vec4<{{T}}>, 4>;
-    for (var k = 0; k < info[2]; k++) {
+    for (var k = 0; k < depth; k++) {
         let ak = a_rows + vec4<i32>(k * a_step);
         let bk = b_cols + vec4<i32>(k * b_step);
         let av = vec4<{{T}}>(load_a(ak.x), load_a(ak.y), load_a(ak.z), load_a(ak.w));

@@ -43,11 +43,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let col = t % n;
     var a_at = base(batch, 1) + row * stride(1, 0);
     var b_at = base(batch, 2) + col * stride(2, 1);
+    let depth = info[2];
+    let a_step = stride(1, 2);
+    let b_step = stride(2, 2);
     var s = {{T}}(0);
-    for (var k = 0; k < info[2]; k++) {
+    for (var k = 0; k < depth; k++) {
         s += load_a(a_at) * load_b(b_at);
-        a_at += stride(1, 2);
-        b_at += stride(2, 2);
+        a_at += a_step;
+        b_at += b_step;
     }
     out[base(batch, 0) + row * stride(0, 0) + col * stride(0, 1)] = {{store}};
 }

@@ -42,12 +42,15 @@ VERSION_KEY = "pyburn.version"
 USER_KEY = "pyburn.user"
 
 
-def save(obj: Any, path: str | os.PathLike[str], metadata: Any = None) -> None:
+def save(obj: Any, path: str | os.PathLike[str], metadata: Any = None, *,
+         adapter: Any = None) -> None:
     """Write a module's parameters (anything with ``state_dict()``) or a dict of name ->
     Tensor to a safetensors file at `path`, atomically.
 
     `metadata` is any JSON-serializable value; `load_metadata` gives it back. The file also
     records the pyburn version that wrote it, and any safetensors reader can open it.
+    `adapter` (a `pyburn.store.Adapter` or a list of them, for a module) changes the
+    tensors on their way out, e.g. ``HalfPrecision()`` writes float16.
 
     >>> import os, tempfile, pyburn
     >>> path = os.path.join(tempfile.mkdtemp(), "weights.safetensors")
@@ -58,6 +61,13 @@ def save(obj: Any, path: str | os.PathLike[str], metadata: Any = None) -> None:
     {'epochs': 3}
     """
     fields = {} if metadata is None else {USER_KEY: to_json(metadata, "metadata")}
+    if adapter is not None:
+        if not callable(getattr(obj, "named_modules", None)):
+            raise ArgumentError(f"save(adapter=...) takes a module (adapters look at the "
+                                f"layers), got {type(obj).__name__}")
+        from .apply import adapted_state
+
+        obj = adapted_state(obj, adapter)
     write(path, named_tensors(obj, "save()"), fields)
 
 

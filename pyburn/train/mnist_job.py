@@ -15,11 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .. import nn
-from .. import store
+from .. import nn, store
 from ..data import DataLoader, PartialDataset
 from ..data.datasets import MNIST
-from ..device import default_device
 from ..device import device as as_device
 from ..errors import ArgumentError
 from ..models import MEAN, STD, MnistCNN, MnistMLP
@@ -73,7 +71,7 @@ def train_mnist(model: str = "cnn", device: Any = None, epochs: int = 2, batch_s
     """
     if limit is not None and limit < 1:
         raise ArgumentError(f"limit must be a positive number of images, got {limit}")
-    base = (default_device() if device is None else as_device(device)).plain()
+    base = as_device(device).plain()
     started = time.perf_counter()
     manual_seed(seed)
     net = build_model(model, base)
@@ -132,7 +130,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--run-dir", default=None,
                         help="keep logs and checkpoints here (`pyburn plot RUN_DIR` draws them)")
     parser.add_argument("--resume", action="store_true",
-                        help="go on from the newest checkpoint in --run-dir")
+                        help="go on from the newest checkpoint in --run-dir (give the same "
+                        "options: the one-cycle schedule is planned for the whole run)")
     parser.add_argument("--limit", type=_positive_int, default=None, metavar="N",
                         help="use only the first N training and test images (a quick check)")
     parser.set_defaults(run=_main)
@@ -146,24 +145,29 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _epochs(count: int) -> str:
+    return f"{count} epoch{'' if count == 1 else 's'}"
+
+
 def _main(args: argparse.Namespace) -> int:
     if args.resume and args.run_dir is None:
         raise ArgumentError("--resume needs --run-dir, the folder that holds the checkpoints")
-    base = (default_device() if args.device is None else as_device(args.device)).plain()
-    print(f"training the MNIST {args.model.upper()} on {base.name} for {args.epochs} "
-          f"epoch{'s' if args.epochs != 1 else ''} (batch {args.batch_size}, Adam, one-cycle "
-          f"lr up to {args.lr:g})", flush=True)
+    base = as_device(args.device).plain()
+    print(f"training the MNIST {args.model.upper()} on {base.name} for "
+          f"{_epochs(args.epochs)} (batch {args.batch_size}, Adam, one-cycle lr up to "
+          f"{args.lr:g}); the test set is measured after each epoch (shown as valid)",
+          flush=True)
     result = train_mnist(args.model, base, args.epochs, args.batch_size, args.lr, args.out,
                          args.run_dir, args.resume, args.seed, args.limit)
     minutes, seconds = divmod(round(result.seconds), 60)
     if result.interrupted:
         hint = (f"; `pyburn train mnist --run-dir {args.run_dir} --resume` goes on"
                 if args.run_dir else "")
-        print(f"stopped after {result.epochs} epochs in {minutes} min {seconds} s, weights not "
-              f"saved{hint}")
+        print(f"stopped after {_epochs(result.epochs)} in {minutes} min {seconds} s, weights "
+              f"not saved{hint}")
         return 130
     print(f"test accuracy {100 * result.accuracy:.2f}% (loss {result.loss:.4f}) after "
-          f"{result.epochs} epochs, {result.model.num_params():,} parameters, "
+          f"{_epochs(result.epochs)}, {result.model.num_params():,} parameters, "
           f"{minutes} min {seconds} s")
     if result.path is not None:
         print(f"weights saved to {result.path}")

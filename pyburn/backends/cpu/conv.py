@@ -20,6 +20,7 @@ float32.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -56,26 +57,51 @@ def _windows(xp: np.ndarray, kernel: Ints, stride: Ints, dilation: Ints) -> np.n
                  *(slice(None, None, d) for d in dilation))]
 
 
-def _columns(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
-             groups: int) -> tuple[np.ndarray, tuple[int, ...]]:
-    """im2col: ``(groups, C/groups * K, N * P)`` and the output's spatial sizes."""
-    nd = len(kernel)
-    n, c = x.shape[:2]
-    view = _windows(_padded(x, padding), kernel, stride, dilation)  # (N, C, *out, *kernel)
-    out = view.shape[2:2 + nd]
-    view = view.reshape((n, groups, c // groups) + view.shape[2:])
-    order = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
-    cols = view.transpose(order).reshape(groups, (c // groups) * math.prod(kernel),
-                                         n * math.prod(out))
-    return cols, out
+# Work goes a chunk of images at a time, each chunk's columns about CHUNK_BYTES. A whole
+# batch's columns can be tens of megabytes, and glibc maps every block over 32 MiB afresh from
+# the kernel, so each call would pay a page fault per 4 KiB (measured here: longer than the
+# product itself); blocks below that size are reused from the heap, and are still wide
+# enough for the products to run at full speed.
+CHUNK_BYTES = 1 << 23
+
+
+def _chunks(n: int, per_image: int) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive chunks of n images of `per_image` bytes each."""
+    step = max(1, CHUNK_BYTES // max(per_image, 1))
+    return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+class _Columns:
+    """im2col of x (N, C, *S), a chunk of images at a time: a chunk's columns are
+    ``(groups, C/groups * K, images * P)``, whole images, so that a product with them is
+    one large BLAS call per group."""
+
+    def __init__(self, x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
+                 dilation: Ints, groups: int):
+        n, c = x.shape[:2]
+        view = _windows(_padded(x, padding), kernel, stride, dilation)  # (N, C, *out, *K)
+        self.out = view.shape[2:2 + len(kernel)]
+        self.positions = math.prod(self.out)
+        self.rows = (c // groups) * math.prod(kernel)
+        self.view = view.reshape((n, groups, c // groups) + view.shape[2:])
+        self.groups = groups
+        self.chunks = _chunks(n, c * math.prod(kernel) * self.positions * x.itemsize)
+
+    def __call__(self, a: int, b: int) -> np.ndarray:
+        """The columns of images a to b (one copy)."""
+        nd = len(self.out)
+        order = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
+        return self.view[a:b].transpose(order).reshape(self.groups, self.rows,
+                                                       (b - a) * self.positions)
 
 
 def _by_group(y: np.ndarray, groups: int) -> np.ndarray:
     """``(N, C, *out) -> (groups, C/groups, N * P)``: channels first, batch and positions
     flattened (a view when y is already stored channels first, as `conv` returns it)."""
     n, c = y.shape[:2]
-    y = y.reshape((n, groups, c // groups, -1))
-    return y.transpose(1, 2, 0, 3).reshape(groups, c // groups, -1)
+    p = math.prod(y.shape[2:])
+    y = y.reshape((n, groups, c // groups, p))
+    return y.transpose(1, 2, 0, 3).reshape(groups, c // groups, n * p)
 
 
 def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: Ints,
@@ -84,11 +110,14 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     (before, after) zeros per spatial dim. Returns (N, O, *out)."""
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
-    o = w.shape[0]
-    cols, out = _columns(x, w.shape[2:], stride, padding, dilation, groups)
-    y = np.matmul(w.reshape(groups, o // groups, -1), cols)  # (G, O/G, N * P)
-    y = y.reshape((o, x.shape[0]) + out).swapaxes(0, 1)
-    return y.astype(dtype, copy=False)
+    n, o = x.shape[0], w.shape[0]
+    cols = _Columns(x, w.shape[2:], stride, padding, dilation, groups)
+    wg = w.reshape(groups, o // groups, math.prod(w.shape[1:]))
+    p = cols.positions
+    y = np.empty((groups, o // groups, n * p), dtype=np.result_type(x, w))
+    for a, b in cols.chunks:
+        np.matmul(wg, cols(a, b), out=y[:, :, a * p:b * p])
+    return y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype, copy=False)
 
 
 def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
@@ -97,10 +126,14 @@ def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, paddin
     gradient g (N, O, *out) give (O, C/groups, *kernel)."""
     dtype = g.dtype
     x, g = _computed(x), _computed(g)
-    cols, _ = _columns(x, kernel, stride, padding, dilation, groups)
-    dw = np.matmul(_by_group(g, groups), cols.swapaxes(1, 2))  # (G, O/G, C/G * K)
-    return dw.reshape((g.shape[1], x.shape[1] // groups) + tuple(kernel)).astype(dtype,
-                                                                                   copy=False)
+    cols = _Columns(x, kernel, stride, padding, dilation, groups)
+    gg = _by_group(g, groups)  # (G, O/G, N * P)
+    p = cols.positions
+    dw = np.zeros((groups, gg.shape[1], cols.rows), dtype=np.result_type(x, g))
+    for a, b in cols.chunks:
+        dw += np.matmul(gg[:, :, a * p:b * p], cols(a, b).swapaxes(1, 2))
+    shape = (g.shape[1], x.shape[1] // groups) + tuple(kernel)
+    return dw.reshape(shape).astype(dtype, copy=False)
 
 
 def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
@@ -113,17 +146,20 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, di
     kernel = w.shape[2:]
     n, m = x.shape[0], x.shape[2:]
     o, c = w.shape[0], w.shape[1] * groups
-    wg = w.reshape(groups, o // groups, -1)
-    cols = np.matmul(wg.swapaxes(1, 2), _by_group(x, groups))  # (G, C/G * K, N * P)
-    cols = cols.reshape((c,) + tuple(kernel) + (n,) + tuple(m))
+    positions = math.prod(m)
+    wt = w.reshape(groups, o // groups, math.prod(w.shape[1:])).swapaxes(1, 2)  # (G, C/G K, O/G)
+    gg = _by_group(x, groups)  # (G, O/G, N * P)
     full = [(j - 1) * s + d * (k - 1) + 1 for j, s, d, k in zip(m, stride, dilation, kernel)]
     extent = [max(f, p + z) for f, p, z in zip(full, padding, size)]
-    image = np.zeros((c, n) + tuple(extent), dtype=cols.dtype)
-    # col2im: one strided add per kernel offset
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        at = tuple(slice(j * d, j * d + (q - 1) * s + 1, s)
-                   for j, d, q, s in zip(offset, dilation, m, stride))
-        image[(slice(None), slice(None)) + at] += cols[(slice(None),) + offset]
+    image = np.zeros((c, n) + tuple(extent), dtype=np.result_type(x, w))
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    places = [tuple(slice(j * d, j * d + (q - 1) * s + 1, s)
+                    for j, d, q, s in zip(offset, dilation, m, stride)) for offset in offsets]
+    for a, b in _chunks(n, c * math.prod(kernel) * positions * image.itemsize):
+        cols = np.matmul(wt, gg[:, :, a * positions:b * positions])
+        cols = cols.reshape((c,) + tuple(kernel) + (b - a,) + tuple(m))
+        for offset, at in zip(offsets, places):  # col2im: one strided add per kernel offset
+            image[(slice(None), slice(a, b)) + at] += cols[(slice(None),) + offset]
     image = image[(slice(None), slice(None)) + tuple(slice(p, p + z)
                                                      for p, z in zip(padding, size))]
     return image.swapaxes(0, 1).astype(dtype, copy=False)
@@ -131,28 +167,37 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, di
 
 def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
              dilation: Ints) -> tuple[np.ndarray, np.ndarray]:
-    """Max over windows of the trailing ``len(kernel)`` dims of x, padded with -inf: the
-    values and the int32 flat position of each max within the (unpadded) trailing dims.
+    """Max over windows of the trailing ``len(kernel)`` dims of float x, padded with -inf:
+    the values and the int32 flat position of each max within the (unpadded) trailing dims.
     The first max wins, and NaN counts as the largest; a window whose elements are all
-    -inf names its first element inside the input, as PyTorch does."""
+    -inf names its first element inside the input, as PyTorch does.
+
+    Everything is arithmetic on strided views, one per kernel offset: a running
+    `np.maximum` (which propagates NaN) for the values, then the first offset that holds
+    each max. No copy of the windows is made, and no masked assignment (`np.where`,
+    `copyto(where=)`): on unpredictable masks those run ten times slower than arithmetic."""
     nd = len(kernel)
     spatial = x.shape[x.ndim - nd:]
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    view = _windows(_padded(x, padding, fill), kernel, stride, dilation)
-    out = view.shape[x.ndim - nd:x.ndim]
-    flat = view.reshape(view.shape[:x.ndim] + (-1,))  # one copy: (..., *out, K)
-    best = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
-    # the winner's position along each spatial dim, from its kernel offset
-    position = np.zeros(best.shape, dtype=np.int64)
-    rest = best
-    for i in reversed(range(nd)):
-        offset = rest % kernel[i]
-        rest = rest // kernel[i]
-        start = (np.arange(out[i]) * stride[i] - padding[i][0]).reshape(
+    view = _windows(_padded(x, padding, -np.inf), kernel, stride, dilation)
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    pieces = [view[(Ellipsis, *offset)] for offset in offsets]
+    values = functools.reduce(np.maximum, pieces)
+    best = np.zeros(values.shape, dtype=np.int8 if len(offsets) < 128 else np.int32)
+    has_nan = bool(np.isnan(np.max(x))) if x.size else False  # max propagates NaN
+    for k in reversed(range(len(pieces))):  # the lowest offset that holds the max stays
+        hit = pieces[k] == values
+        if has_nan:
+            hit |= np.isnan(pieces[k])
+        best += (k - best) * hit
+    out = values.shape[x.ndim - nd:]
+    position = np.zeros(values.shape, dtype=np.int32)
+    for i in range(nd):
+        start = (np.arange(out[i], dtype=np.int32) * stride[i] - padding[i][0]).reshape(
             (-1,) + (1,) * (nd - 1 - i))
-        at = start + offset * dilation[i]
-        # a max in the padding (all -inf): the window's first element inside the input
-        at = np.where(at < 0, at + (-at + dilation[i] - 1) // dilation[i] * dilation[i], at)
+        at = start + np.array([offset[i] * dilation[i] for offset in offsets],
+                              dtype=np.int32)[best]
+        if padding[i][0]:  # a max in the padding (all -inf): the first element inside
+            at = np.where(at < 0, at + (-at + dilation[i] - 1) // dilation[i] * dilation[i],
+                          at)
         position += at * math.prod(spatial[i + 1:])
-    return values, position.astype(np.int32)
+    return values, position

@@ -1,4 +1,5 @@
-"""wgpu: the GPU backend, WGSL kernels on WebGPU (wgpu-py on the desktop).
+"""wgpu: the GPU backend, WGSL kernels on WebGPU (wgpu-py on the desktop, the browser's
+WebGPU under Pyodide).
 
 Found by file name: ``pyburn.device("wgpu")`` (or ``"wgpu:1"`` for the second adapter, in
 the order `adapters` lists them: discrete GPUs first, software adapters last) calls
@@ -6,13 +7,17 @@ the order `adapters` lists them: discrete GPUs first, software adapters last) ca
 hardware adapter before every CPU backend, a software one (llvmpipe) after numpy.
 
 This module imports without wgpu installed: wgpu is imported when an adapter is first
-looked for.
+looked for. In a browser, `browser` stands in for `native`: it finds the adapter that
+``browser.connect()`` got from ``navigator.gpu``.
 """
 
 from __future__ import annotations
 
 import functools
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from ...runtime import IN_BROWSER
 
 if TYPE_CHECKING:
     from .backend import WgpuBackend
@@ -23,9 +28,23 @@ HARDWARE_PRIORITY = 10
 SOFTWARE_PRIORITY = 30
 
 
+def _platform() -> ModuleType:
+    """The module that finds adapters and makes runtimes here (`native` or `browser`)."""
+    if IN_BROWSER:
+        from . import browser
+
+        return browser
+    from . import native
+
+    return native
+
+
 @functools.cache
 def _adapters() -> tuple[Any, ...] | str:
     """The adapters, best first, or why there are none (a sentence with the fix)."""
+    if IN_BROWSER:  # what browser.connect() found
+        browser = _platform()
+        return browser.adapters() or browser.unavailable_reason()
     try:
         import wgpu  # noqa: F401
     except ImportError:
@@ -53,9 +72,8 @@ def adapters() -> list[tuple[AdapterInfo, Limits]]:
     found = _adapters()
     if isinstance(found, str):
         return []
-    from .native import adapter_info, limits_of
-
-    return [(adapter_info(a), limits_of(a)) for a in found]
+    found_by = _platform()
+    return [(found_by.adapter_info(a), found_by.limits_of(a)) for a in found]
 
 
 def priority() -> int:
@@ -68,14 +86,13 @@ def priority() -> int:
 def create(index: int) -> WgpuBackend:
     """The backend on adapter `index` (see `adapters`)."""
     from ...errors import DeviceError
-    from . import native
     from .backend import WgpuBackend
 
     count = len(adapters())
     if not 0 <= index < count:
         raise DeviceError(f"there is no wgpu adapter {index}: this machine has {count} "
                           f"(see `pyburn info`)")
-    return WgpuBackend(native.runtime(index))
+    return WgpuBackend(_platform().runtime(index))
 
 
 __all__ = ["adapters", "create", "priority", "unavailable_reason"]

@@ -8,6 +8,7 @@ operands the tensor layer makes for ``x + 1`` cost one cached element each (`Sca
 from __future__ import annotations
 
 import struct
+
 from ...dtypes import DType, bool_, float16, int32, uint8
 from .handle import GpuTensor, Shape
 from .kinds import kind_of

@@ -36,6 +36,7 @@ def _info(box: Box, order: list[int]) -> list[int]:
 
 def gather(gpu: Gpu, x: GpuTensor, axis: int, index: GpuTensor) -> GpuTensor:
     """``out[i][j][k] = x[i][index[i][j][k]][k]`` for axis 1 (likewise for any axis)."""
+    index = cast(gpu, index, int32)  # the kernels read i32 words
     out = gpu.empty(index.shape, x.dtype)
     if out.numel == 0:
         return out
@@ -71,6 +72,7 @@ def scatter(gpu: Gpu, x: GpuTensor, axis: int, index: GpuTensor, src: GpuTensor,
     if reduce == "add" and x.dtype is float16:  # accumulate in float32, round once
         wide = scatter(gpu, cast(gpu, x, float32), axis, index, cast(gpu, src, float32), "add")
         return cast(gpu, wide, float16)
+    index = cast(gpu, index, int32)
     out = gpu.empty(x.shape, x.dtype)
     launch_map(gpu, out, [Read.of("x", x, raw=True)], "x")
     if index.numel == 0:

@@ -14,6 +14,10 @@ That description is what makes the limits easy to respect:
   range the space touches, and when a range is too large it halves the space along the dim
   that contributes most to it (among the dims the kernel allows splitting) until every
   range fits: each box is one dispatch, with offsets relative to its bound ranges.
+- Loops. Mesa's llvmpipe silently stops an invocation's loops after 65,535 iterations in
+  all (`MAX_LOOP`; GPU watchdogs punish long loops too), so a kernel whose invocations loop
+  over some dims asks `boxes` to cut those dims until each invocation's share stays within
+  `loop_budget`.
 - Grids. At most ``max_workgroups_per_dimension`` (65,535) workgroups per dimension: `grid`
   spreads a workgroup count over x, y and z, and kernels recover the linear workgroup index
   (``pb_group`` in functions.wgsl).
@@ -26,6 +30,7 @@ training loop that repeats its shapes uploads no metadata after the first step.
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -37,6 +42,17 @@ from .handle import GpuTensor, Shape, contiguous_strides
 from .kinds import kind_of
 from .pool import BufferPool, Storage
 from .runtime import Binding, GpuRuntime
+
+#: llvmpipe stops an invocation's loops after 65,535 iterations, silently; the count runs over
+#: every loop the invocation enters, and an iteration of a loop that runs an inner loop of k
+#: iterations costs k + 2 of them
+MAX_LOOP = 65535
+
+
+def loop_budget(cost: int) -> int:
+    """How many iterations a kernel's main loop may run when each costs `cost` (see
+    `MAX_LOOP`), leaving room for the kernel's short loops (index arithmetic, trees)."""
+    return (MAX_LOOP - 1024) // cost
 
 
 @dataclass(frozen=True)
@@ -102,38 +118,50 @@ def _place(op: Operand, starts: Shape, extents: Shape, align: int, limit: int) -
     return Placed((op.storage.buffer, start, end - start), base - start // op.itemsize, op.strides)
 
 
+def _halves(starts: Shape, extents: Shape, d: int) -> list[tuple[Shape, Shape]]:
+    """The box cut in two along dim d, the second half first (for a stack)."""
+    half = extents[d] // 2
+    return [(starts[:d] + (starts[d] + half,) + starts[d + 1:],
+             extents[:d] + (extents[d] - half,) + extents[d + 1:]),
+            (starts, extents[:d] + (half,) + extents[d + 1:])]
+
+
 def boxes(space: Shape, operands: dict[int, Operand], splittable: Sequence[int], limit: int,
-          align: int) -> list[Box]:
+          align: int, looped: Sequence[int] = (), loop_limit: int = 0) -> list[Box]:
     """The boxes that cover `space` with every operand's bound range within `limit` bytes
-    (see the module docstring). Raises ArgumentError when no split of the `splittable`
-    dims gets an operand under the limit."""
+    (see the module docstring), and with at most `loop_limit` points over the `looped` dims
+    (those a kernel's invocations loop over, split among `splittable` ones). Raises
+    ArgumentError when no split of the `splittable` dims gets an operand under the limit."""
     if 0 in space:
         return []
     found: list[Box] = []
-
-    def cover(starts: Shape, extents: Shape) -> None:
+    # Depth first, first halves first (an explicit stack: a recursive closure would make a
+    # reference cycle that keeps the operands' buffers alive until the garbage collector ran).
+    pending = [((0,) * len(space), space)]
+    while pending:
+        starts, extents = pending.pop()
+        if looped and math.prod(extents[d] for d in looped) > loop_limit:
+            longest = max(looped, key=lambda d: extents[d])
+            pending.extend(_halves(starts, extents, longest))
+            continue
         placed: dict[int, Placed] = {}
         for k, op in operands.items():
             where = _place(op, starts, extents, align, limit)
-            if where is None:
-                weights = [(abs(op.strides[d]) * (extents[d] - 1), -d) for d in splittable
-                           if extents[d] > 1]
-                weight, neg_dim = max(weights, default=(0, 0))
-                if weight == 0:
-                    raise ArgumentError(
-                        f"a kernel operand spans more than the adapter's "
-                        f"max_storage_buffer_binding_size ({limit} bytes) along dims that "
-                        f"cannot be processed in pieces (space {space})")
-                d = -neg_dim
-                half = extents[d] // 2
-                cover(starts, extents[:d] + (half,) + extents[d + 1:])
-                cover(starts[:d] + (starts[d] + half,) + starts[d + 1:],
-                      extents[:d] + (extents[d] - half,) + extents[d + 1:])
-                return
-            placed[k] = where
-        found.append(Box(starts, extents, placed))
-
-    cover((0,) * len(space), space)
+            if where is not None:
+                placed[k] = where
+                continue
+            weights = [(abs(op.strides[d]) * (extents[d] - 1), -d) for d in splittable
+                       if extents[d] > 1]
+            weight, neg_dim = max(weights, default=(0, 0))
+            if weight == 0:
+                raise ArgumentError(
+                    f"a kernel operand spans more than the adapter's "
+                    f"max_storage_buffer_binding_size ({limit} bytes) along dims that "
+                    f"cannot be processed in pieces (space {space})")
+            pending.extend(_halves(starts, extents, -neg_dim))
+            break
+        else:
+            found.append(Box(starts, extents, placed))
     return found
 
 
@@ -175,17 +203,19 @@ class MetaCache:
         self.pool = pool
         self.capacity = capacity
         self._buffers: OrderedDict[bytes, Storage] = OrderedDict()
+        self._lock = threading.Lock()
 
     def binding(self, values: Sequence[int]) -> Binding:
         """A binding of a buffer holding `values` as int32."""
         data = array("i", values).tobytes()
-        storage = self._buffers.get(data)
-        if storage is None:
-            storage = self._buffers[data] = self.pool.upload(data)
-            if len(self._buffers) > self.capacity:
-                self._buffers.popitem(last=False)
-        else:
-            self._buffers.move_to_end(data)
+        with self._lock:
+            storage = self._buffers.get(data)
+            if storage is None:
+                storage = self._buffers[data] = self.pool.upload(data)
+                if len(self._buffers) > self.capacity:
+                    self._buffers.popitem(last=False)
+            else:
+                self._buffers.move_to_end(data)
         return storage.buffer, 0, len(data)
 
 
@@ -197,17 +227,19 @@ class ScalarCache:
         self.pool = pool
         self.capacity = capacity
         self._stored: OrderedDict[tuple[str, bytes], Storage] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, dtype: DType, data: bytes) -> Storage:
         """The storage holding `data`, one element of `dtype`."""
         key = (dtype.name, data)
-        found = self._stored.get(key)
-        if found is None:
-            found = self._stored[key] = self.pool.upload(data)
-            if len(self._stored) > self.capacity:
-                self._stored.popitem(last=False)
-        else:
-            self._stored.move_to_end(key)
+        with self._lock:
+            found = self._stored.get(key)
+            if found is None:
+                found = self._stored[key] = self.pool.upload(data)
+                if len(self._stored) > self.capacity:
+                    self._stored.popitem(last=False)
+            else:
+                self._stored.move_to_end(key)
         return found
 
 
@@ -232,13 +264,14 @@ class Gpu:
         return GpuTensor(self.pool.allocate(nbytes), shape, dtype, contiguous_strides(shape))
 
     def launches(self, space: Shape, operands: dict[int, Operand],
-                 splittable: Sequence[int] | None = None) -> list[Box]:
+                 splittable: Sequence[int] | None = None, looped: Sequence[int] = (),
+                 loop_limit: int = 0) -> list[Box]:
         """The boxes of `space` that fit the binding limit (see `boxes`); by default every
         dim may be split."""
         limits = self.runtime.limits
         cut = range(len(space)) if splittable is None else splittable
         return boxes(space, operands, cut, limits.max_storage_buffer_binding_size,
-                     limits.min_storage_buffer_offset_alignment)
+                     limits.min_storage_buffer_offset_alignment, looped, loop_limit)
 
     def place(self, operand: Operand, starts: Shape, extents: Shape) -> Placed:
         """`operand` placed for the box (`starts`, `extents`), which must fit the limit."""

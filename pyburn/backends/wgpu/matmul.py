@@ -4,7 +4,8 @@ benchmark's baseline).
 
 The iteration space is (batch dims..., M, N, K): out does not move along K, a not along N,
 b not along M. `launch.boxes` may cut the batch dims, M and N (never K, the loop inside
-each invocation) when an operand is too large to bind whole.
+each invocation) when an operand is too large to bind whole; a K longer than a shader loop
+may run (`launch.loop_budget`) is cut here, and the pieces' products added.
 """
 
 from __future__ import annotations
@@ -12,19 +13,34 @@ from __future__ import annotations
 import math
 
 from .creation import full
-from .elementwise import copy_into
+from .elementwise import binary, copy_into
 from .handle import GpuTensor
-from .launch import Box, Gpu, Operand, coalesce
+from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .templates import render
 
 #: kernel file and workgroup size of each variant
 VARIANTS = {"blocked": ("matmul", 64), "naive": ("matmul_naive", 64)}
 
 
+def _along(t: GpuTensor, dim: int, start: int, stop: int) -> GpuTensor:
+    """The view of t with indices start..stop-1 along `dim`."""
+    shape = list(t.shape)
+    shape[dim] = stop - start
+    return t.view(tuple(shape), t.strides, t.offset + start * t.strides[dim])
+
+
 def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked") -> GpuTensor:
     """Product of (*B, M, K) and (*B, K, N) with the same batch dims."""
     *batch, m, k = a.shape
     n = b.shape[-1]
+    piece = loop_budget(1)
+    if k > piece:  # each invocation loops over K: add up the products of K's pieces
+        total = None
+        for start in range(0, k, piece):
+            stop = min(start + piece, k)
+            part = matmul(gpu, _along(a, -1, start, stop), _along(b, -2, start, stop), variant)
+            total = part if total is None else binary(gpu, "add", total, part, a.dtype)
+        return total
     out = gpu.empty((*batch, m, n), a.dtype)
     if out.numel == 0:
         return out

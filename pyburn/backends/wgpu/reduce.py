@@ -17,11 +17,12 @@ import math
 from dataclasses import replace
 
 from ...dtypes import bool_, int32
-from .creation import full
-from .elementwise import cast
+from .creation import arange, full
+from .elementwise import binary, cast, unary, where
 from .handle import GpuTensor
 from .kinds import Kind
-from .launch import Box, Gpu, Operand, coalesce
+from .launch import Box, Gpu, Operand, coalesce, loop_budget
+from .movement import cat, expand, slice_
 from .templates import render
 
 WORKGROUP = 256
@@ -84,7 +85,10 @@ def _launch(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...], out: GpuTens
     nk, nr = len(kshape), len(rshape)
     operands = {1: Operand(out.storage, out.offset, ko + (0,) * nr, out.kind.itemsize),
                 2: Operand(x.storage, x.offset, kx + rx, x.kind.itemsize)}
-    boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk))
+    reduced = range(nk, nk + nr)
+    # each invocation folds every threads-th element, with a loop over the reduced dims each
+    boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk),
+                         reduced if split_reduced else (), threads * loop_budget(nr + 2))
     pieces = sorted({box.starts[nk:] for box in boxes})
     partials = gpu.empty((len(pieces),) + kshape, out.dtype) if len(pieces) > 1 else None
     for box in boxes:
@@ -128,12 +132,42 @@ def arg_reduce(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     out = gpu.empty(shape, int32)
     if out.numel == 0:
         return out
+    limits = gpu.runtime.limits
+    row_bytes = x.kind.itemsize * (abs(x.strides[axis]) * (x.shape[axis] - 1) + 1)
+    if (row_bytes + limits.min_storage_buffer_offset_alignment
+            > limits.max_storage_buffer_binding_size
+            or x.shape[axis] > WORKGROUP * loop_budget(3)):
+        return _arg_by_value(gpu, op, x, axis)
     return _launch(gpu, op, x, (axis,), out, "best.i", x.kind.compute, split_reduced=False)
+
+
+def _arg_by_value(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
+    """arg_reduce for rows too long for one workgroup (to bind, or to loop over): the best
+    value by a reduction that can be cut into pieces, then the smallest index holding it (or
+    holding a NaN, which max and min propagate)."""
+    best = reduce(gpu, "max" if op == "argmax" else "min", x, (axis,))
+    hit = binary(gpu, "eq", x, expand(best, x.shape), bool_)
+    if x.dtype.is_floating_point:
+        hit = binary(gpu, "logical_or", hit, unary(gpu, "isnan", x, bool_), bool_)
+    length = x.shape[axis]
+    along = arange(gpu, 0, 1, length, int32)
+    positions = along.view(x.shape, tuple(1 if d == axis else 0 for d in range(len(x.shape))),
+                           along.offset)
+    return reduce(gpu, "min", where(gpu, hit, positions, full(gpu, x.shape, length, int32)),
+                  (axis,))
 
 
 def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     """Inclusive scan along `axis`: "sum" (cumsum) or "prod" (cumprod), in the input dtype
     (float16 accumulates in float32)."""
+    length = x.shape[axis]
+    limits = gpu.runtime.limits
+    per_binding = ((limits.max_storage_buffer_binding_size
+                    - limits.min_storage_buffer_offset_alignment)
+                   // (x.kind.itemsize * max(1, abs(x.strides[axis]))))
+    piece = min(WORKGROUP * loop_budget(2), per_binding)  # two passes over each segment
+    if length > piece:
+        return _scan_in_pieces(gpu, op, x, axis, piece)
     out = gpu.empty(x.shape, x.dtype)
     if out.numel == 0:
         return out
@@ -142,7 +176,6 @@ def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     oshape, (ox, oo) = coalesce(tuple(x.shape[d] for d in outer),
                                 [tuple(x.strides[d] for d in outer),
                                  tuple(out.strides[d] for d in outer)])
-    length = x.shape[axis]
     threads = min(WORKGROUP, 1 << max(0, (length - 1).bit_length() - 3))
     t = kind.compute
     source = render("scan", workgroup=WORKGROUP, threads=threads, in_type=kind.storage,
@@ -160,3 +193,23 @@ def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     gpu.run(source, oshape + (length,), operands, info,
             lambda box: -(-math.prod(box.extents[:k]) // (WORKGROUP // threads)), range(k))
     return out
+
+
+def _scan_in_pieces(gpu: Gpu, op: str, x: GpuTensor, axis: int, piece: int) -> GpuTensor:
+    """A scan of rows too long for one workgroup: each piece of at most `piece` elements is
+    scanned on its own, then combined with the running total of the pieces before it."""
+    length = x.shape[axis]
+    combine = "add" if op == "sum" else "mul"
+    pieces = []
+    carry = None
+    for start in range(0, length, piece):
+        stop = min(start + piece, length)
+        bounds = [(start, stop) if d == axis else (0, n) for d, n in enumerate(x.shape)]
+        part = scan(gpu, op, slice_(x, *zip(*bounds), [1] * len(x.shape)), axis)
+        if carry is not None:
+            part = binary(gpu, combine, part, expand(carry, part.shape), x.dtype)
+        last = [(stop - start - 1, stop - start) if d == axis else (0, n)
+                for d, n in enumerate(part.shape)]
+        carry = slice_(part, *zip(*last), [1] * len(x.shape))
+        pieces.append(part)
+    return cat(gpu, pieces, axis)

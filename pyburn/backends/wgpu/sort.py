@@ -13,12 +13,25 @@ from dataclasses import replace
 
 from ...dtypes import int32
 from .handle import GpuTensor, contiguous_strides
-from .launch import Box, Gpu, Operand, coalesce
+from .launch import Gpu, Operand, coalesce
 from .templates import render
 
 WORKGROUP = 256
 #: bindings each entry point of sort.wgsl uses
 _USES = {"start": (1, 2, 3), "step": (1, 2), "finish": (2, 3, 4, 5)}
+
+
+def _stages(p: int) -> list[tuple[int, int]]:
+    """The (k, j) compare-exchange stages of a bitonic network over `p` elements."""
+    stages = []
+    k = 2
+    while k <= p:
+        j = k // 2
+        while j:
+            stages.append((k, j))
+            j //= 2
+        k *= 2
+    return stages
 
 
 def sort(gpu: Gpu, x: GpuTensor, axis: int, descending: bool) -> tuple[GpuTensor, GpuTensor]:
@@ -43,27 +56,17 @@ def sort(gpu: Gpu, x: GpuTensor, axis: int, descending: bool) -> tuple[GpuTensor
                            x.kind.itemsize),
                 5: Operand(indices.storage, indices.offset, oi + (indices.strides[axis],))}
     kind = x.kind
-    floating = kind.compute == "f32"
     source = render("sort", workgroup=WORKGROUP, element=kind.storage, key=kind.compute,
-                    load=kind.load("v"), nan="pb_isnan(k)" if floating else "false")
+                    load=kind.load("v"), nan="pb_isnan(k)" if kind.compute == "f32" else "false")
     for box in gpu.launches(oshape + (length,), operands, range(len(oshape))):
         count = math.prod(box.extents[:-1])
-        head = [count, length, p]
-        tail = [int(descending), len(oshape), *box.extents[:-1],
-                *(v for k in range(1, 6) for v in box.operands[k].meta())]
-
-        def run(entry: str, stage: tuple[int, int], threads: int, box: Box = box) -> None:
-            only = replace(box, operands={k: box.operands[k] for k in _USES[entry]})
-            gpu.dispatch(source, only, head + list(stage) + tail,
-                         -(-threads // WORKGROUP), entry)
-
-        run("start", (0, 0), count * p)
-        k = 2
-        while k <= p:
-            j = k // 2
-            while j:
-                run("step", (k, j), count * p // 2)
-                j //= 2
-            k *= 2
-        run("finish", (0, 0), count * length)
+        maps = [v for k in range(1, 6) for v in box.operands[k].meta()]
+        passes = [("start", 0, 0, count * p)]
+        passes += [("step", k, j, count * p // 2) for k, j in _stages(p)]
+        passes.append(("finish", 0, 0, count * length))
+        for entry, k, j, threads in passes:
+            only = replace(box, operands={b: box.operands[b] for b in _USES[entry]})
+            info = [count, length, p, k, j, int(descending), len(oshape), *box.extents[:-1],
+                    *maps]
+            gpu.dispatch(source, only, info, -(-threads // WORKGROUP), entry)
     return values, indices

@@ -42,11 +42,11 @@ Pads = Sequence[tuple[int, int]]
 
 def offered(capability: str, *tensors: Tensor) -> bool:
     """Whether `capability` runs these tensors: their backend lists it, and they share one
-    floating-point dtype (anything else takes the composite, which promotes and handles
-    integers)."""
+    device and one floating-point dtype (anything else takes the composite, which promotes
+    dtypes, handles integers and reports tensors on different devices)."""
     first = tensors[0]
     return (capability in first.device.backend.caps and first.dtype.is_floating_point
-            and all(t.dtype is first.dtype for t in tensors))
+            and all(t.dtype is first.dtype and t.device is first.device for t in tensors))
 
 
 def _windowed(sizes: Ints, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints) -> tuple:

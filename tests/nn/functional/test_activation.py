@@ -86,6 +86,8 @@ def test_softmax_is_stable(ref, fn):
 
 
 def test_softmax_dtype(ref):
+    if "float64" not in ref.device.caps:
+        pytest.skip(f"{ref.device} lacks float64")
     got = F.softmax(pyburn.tensor([1, 2, 3], device=ref.device), dim=0, dtype=pyburn.float64)
     assert got.dtype is pyburn.float64
     np.testing.assert_allclose(got.numpy(), TF.softmax(torch.tensor([1.0, 2, 3]), 0), rtol=1e-6)

@@ -27,11 +27,12 @@ def test_embedding(ref, index_shape, options):
 @pytest.mark.parametrize("norm_type", [2.0, 1.0])
 def test_embedding_max_norm_renormalises_weight_in_place(device, norm_type):
     weight = np.random.default_rng(0).normal(size=(6, 4)).astype(np.float32) * 2
-    index = np.array([[0, 1, 1], [3, 5, 0]])
+    index = np.array([[0, 1, 1], [3, 5, 0]], dtype=np.int32)
     p_weight, t_weight = pyburn.tensor(weight, device=device), torch.tensor(weight)
     got = F.embedding(pyburn.tensor(index, device=device), p_weight, max_norm=1.5,
                       norm_type=norm_type)
-    want = TF.embedding(torch.tensor(index), t_weight, max_norm=1.5, norm_type=norm_type)
+    want = TF.embedding(torch.tensor(index).long(), t_weight, max_norm=1.5,
+                        norm_type=norm_type)
     assert_close(got.numpy(), want.numpy(), PERMISSIVE["float32"], "output")
     assert_close(p_weight.numpy(), t_weight.numpy(), PERMISSIVE["float32"], "weight")
 

@@ -1,0 +1,300 @@
+"""`BrowserRuntime`: `GpuRuntime` on the browser's WebGPU (``navigator.gpu``), from Pyodide.
+
+Python drives WebGPU directly through Pyodide's foreign function interface: descriptors are
+Python dicts turned into JavaScript objects, buffers and pipelines are JavaScript objects
+held by proxies. The kernels, the buffer pool and everything above them are the ones the
+desktop runs on wgpu-py; only this file knows it is in a browser.
+
+Getting an adapter and a device are promises, so they happen once, in `connect` (awaited by
+the web loader before any user code runs, see ``web/session.js``); after it,
+``pyburn.device("wgpu")`` is this runtime. Uploads hand WebGPU a view of Python's own memory
+(``PyProxy.getBuffer``: no copy on the Python side, WebGPU copies once). Reads copy into a
+mappable staging buffer and await ``mapAsync``: `read_async` works everywhere, and `read`
+blocks through JSPI (``pyodide.ffi.run_sync``) where the engine has it and JavaScript entered
+Python through a promising call, else it raises `ReadbackError` naming the ``_async`` form.
+
+Dispatches are recorded into one open compute pass and submitted together, before a write or
+a read (the ordering contract of `GpuRuntime`) or every `BATCH` dispatches. A lost device or
+a WebGPU validation error (a bug) is reported by the next read, as a `DeviceError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import DeviceError
+from ...runtime import run_sync
+from .runtime import AdapterInfo, Binding, GpuRuntime, Limits, RuntimeStats
+
+#: dispatches recorded before a submit even when nobody waits
+BATCH = 64
+_OPTIONAL_FEATURES = ("shader-f16",)
+#: the adapter limits a device is created with (WebGPU would give the lower defaults)
+_REQUESTED_LIMITS = (
+    "maxStorageBufferBindingSize", "maxBufferSize", "maxComputeWorkgroupsPerDimension",
+    "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
+    "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ", "maxComputeWorkgroupStorageSize",
+    "maxStorageBuffersPerShaderStage",
+)
+
+# What `connect` found: the runtime, or why there is none.
+_runtime: BrowserRuntime | None = None
+_reason = ("WebGPU is not connected yet: `await pyburn.backends.wgpu.browser.connect()` "
+           "first (the web loader in web/ does it at start-up)")
+
+
+def _ffi() -> tuple[Any, Any, Any, Any]:
+    import js  # type: ignore[import-not-found]
+    from pyodide.ffi import create_once_callable, create_proxy, to_js  # type: ignore[import]
+
+    return js, to_js, create_proxy, create_once_callable
+
+
+def _object(value: Any) -> Any:
+    """`value` (dicts and lists, nested) as JavaScript objects and arrays, as WebGPU wants
+    descriptors (Pyodide's default would turn dicts into Maps)."""
+    js, to_js, _, _ = _ffi()
+    return to_js(value, dict_converter=js.Object.fromEntries)
+
+
+def adapter_info(adapter: Any) -> AdapterInfo:
+    """The `AdapterInfo` of a WebGPU adapter. Browsers do not say whether a GPU is discrete
+    or integrated; a fallback adapter (SwiftShader, WARP) is a software one."""
+    info = adapter.info
+    software = bool(getattr(adapter, "isFallbackAdapter", False)
+                    or getattr(info, "isFallbackAdapter", False)
+                    or info.architecture == "swiftshader")
+    name = " ".join(part for part in (info.vendor, info.architecture, info.device) if part)
+    return AdapterInfo(name=name or "unknown", backend="WebGPU",
+                       adapter_type="CPU" if software else "Unknown",
+                       description=info.description or "")
+
+
+def limits_of(adapter: Any) -> Limits:
+    """The limits pyburn uses, read from a WebGPU adapter (or device)."""
+    got = adapter.limits
+    return Limits(
+        max_storage_buffer_binding_size=int(got.maxStorageBufferBindingSize),
+        max_buffer_size=int(got.maxBufferSize),
+        max_workgroups_per_dimension=int(got.maxComputeWorkgroupsPerDimension),
+        max_invocations_per_workgroup=int(got.maxComputeInvocationsPerWorkgroup),
+        max_workgroup_storage_size=int(got.maxComputeWorkgroupStorageSize),
+        min_storage_buffer_offset_alignment=int(got.minStorageBufferOffsetAlignment),
+        max_storage_buffers_per_shader_stage=int(got.maxStorageBuffersPerShaderStage),
+    )
+
+
+async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """Ask the browser for a WebGPU adapter and device, once. Returns what the page shows:
+    ``{"available": True, "adapter": {...}}`` or ``{"available": False, "reason": "..."}``.
+    `on_lost(message)` is called if the device is lost later (a driver reset, a tab in the
+    background for long on some systems); tensors on it are gone, other devices still work."""
+    global _runtime, _reason
+    if _runtime is None:
+        js = _ffi()[0]
+        gpu = getattr(js.navigator, "gpu", None)
+        if gpu is None:
+            _reason = ("this browser has no WebGPU (navigator.gpu is missing: an older "
+                       "browser, a page not served over https or localhost, or WebGPU "
+                       "switched off)")
+        else:
+            adapter = await gpu.requestAdapter()
+            if adapter is None:
+                _reason = ("the browser offers WebGPU but no adapter "
+                           "(navigator.gpu.requestAdapter() gave null: GPU blocklisted or "
+                           "WebGPU disabled by a flag)")
+            else:
+                wanted = [f for f in _OPTIONAL_FEATURES if adapter.features.has(f)]
+                limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
+                device = await adapter.requestDevice(
+                    _object({"requiredFeatures": wanted, "requiredLimits": limits}))
+                _runtime = BrowserRuntime(adapter, device, frozenset(wanted), on_lost)
+        from . import _adapters  # the wgpu package caches what it found: look again
+
+        _adapters.cache_clear()
+    if _runtime is None:
+        return {"available": False, "reason": _reason}
+    info = _runtime.info
+    return {"available": True, "adapter": {
+        "name": info.name, "description": info.description, "software": info.is_software,
+        "features": sorted(_runtime.features),
+        "max_storage_buffer_binding_size": _runtime.limits.max_storage_buffer_binding_size}}
+
+
+def unavailable_reason() -> str | None:
+    """None once `connect` got a device, else why WebGPU cannot be used."""
+    return None if _runtime is not None else _reason
+
+
+def adapters() -> tuple[Any, ...]:
+    """The connected adapter (a browser offers one), or nothing."""
+    return () if _runtime is None else (_runtime.adapter,)
+
+
+def runtime(index: int) -> BrowserRuntime:
+    """The runtime `connect` created (index 0: the only adapter)."""
+    if _runtime is None or index != 0:
+        raise DeviceError(_reason if _runtime is None else
+                          f"there is no WebGPU adapter {index}: a browser offers one")
+    return _runtime
+
+
+class BrowserRuntime(GpuRuntime):
+    """A WebGPU device of the browser, driven from Python."""
+
+    def __init__(self, adapter: Any, device: Any, features: frozenset[str],
+                 on_lost: Callable[[str], Any] | None = None):
+        js, _, create_proxy, create_once_callable = _ffi()
+        self.adapter = adapter
+        self.device = device
+        self.info = adapter_info(adapter)
+        self.limits = limits_of(device)
+        self.features = features
+        self.stats = RuntimeStats()
+        usage = js.GPUBufferUsage
+        self._usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        self._staging_usage = usage.MAP_READ | usage.COPY_DST
+        self._map_read = js.GPUMapMode.READ
+        self._pipelines: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._encoder: Any = None
+        self._pass: Any = None
+        self._recorded = 0
+        self._doomed: list[Any] = []
+        #: why the device cannot be used any more (lost, or a validation error), or None
+        self.broken: str | None = None
+        self._on_lost = on_lost
+
+        def lost(info: Any) -> None:
+            self._break(f"the WebGPU device was lost ({info.reason}: {info.message})")
+            if self._on_lost is not None:
+                self._on_lost(self.broken)
+
+        def failed(event: Any) -> None:
+            self._break(f"WebGPU reported an error: {event.error.message}")
+
+        device.lost.then(create_once_callable(lost))
+        # Kept by the runtime: the device calls it for as long as it lives.
+        self._failed = create_proxy(failed)
+        device.addEventListener("uncapturederror", self._failed)
+
+    def _break(self, message: str) -> None:
+        if self.broken is None:
+            self.broken = message
+
+    def _check(self) -> None:
+        if self.broken is not None:
+            raise DeviceError(f"{self.broken}; tensors on device('wgpu') are gone, other "
+                              "devices (flex) still work")
+
+    # ---- buffers --------------------------------------------------------------------
+    def create_buffer(self, size: int, data: bytes | None = None) -> Any:
+        """A storage/copy buffer of `size` bytes (filled with `data` when given)."""
+        buffer = self.device.createBuffer(_object({"size": size, "usage": self._usage}))
+        if data is not None:
+            self._upload(buffer, 0, data)
+        return buffer
+
+    def free_buffer(self, buffer: Any) -> None:
+        """Destroy `buffer` once the batched work that may use it has been submitted."""
+        if self._recorded:
+            self._doomed.append(buffer)
+        else:
+            buffer.destroy()
+
+    def write(self, buffer: Any, offset: int, data: bytes | memoryview) -> None:
+        """Queue a copy of `data` into `buffer` (after the batched work)."""
+        self._submit()
+        self.stats.writes += 1
+        self._upload(buffer, offset, data)
+
+    def _upload(self, buffer: Any, offset: int, data: bytes | memoryview) -> None:
+        # A view of the Python object's memory, valid until released; writeBuffer copies it
+        # before returning, so it is released at once.
+        _, _, create_proxy, _ = _ffi()
+        owner = create_proxy(memoryview(data).cast("B"))
+        try:
+            view = owner.getBuffer("u8")
+            try:
+                self.device.queue.writeBuffer(buffer, offset, view.data)
+            finally:
+                view.release()
+        finally:
+            owner.destroy()
+
+    # ---- kernels --------------------------------------------------------------------
+    def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
+        key = (source, entry)
+        found = self._pipelines.get(key)
+        if found is not None:
+            self.stats.pipeline_cache_hits += 1
+            return found
+        module = self.device.createShaderModule(_object({"code": source}))
+        pipeline = self.device.createComputePipeline(_object({
+            "layout": "auto", "compute": {"module": module, "entryPoint": entry}}))
+        found = self._pipelines[key] = (pipeline, pipeline.getBindGroupLayout(0))
+        self.stats.pipelines_compiled += 1
+        return found
+
+    def dispatch(self, source: str, entry: str, bindings: dict[int, Binding],
+                 grid: tuple[int, int, int]) -> None:
+        """Record one dispatch into the open compute pass."""
+        pipeline, layout = self._pipeline(source, entry)
+        group = self.device.createBindGroup(_object({"layout": layout, "entries": [
+            {"binding": k, "resource": {"buffer": b, "offset": o, "size": s}}
+            for k, (b, o, s) in sorted(bindings.items())]}))
+        if self._pass is None:
+            self._encoder = self.device.createCommandEncoder()
+            self._pass = self._encoder.beginComputePass()
+        self._pass.setPipeline(pipeline)
+        self._pass.setBindGroup(0, group)
+        self._pass.dispatchWorkgroups(*grid)
+        self.stats.dispatches += 1
+        self._recorded += 1
+        if self._recorded >= BATCH:
+            self._submit()
+
+    def _submit(self) -> None:
+        if self._pass is None:
+            return
+        self._pass.end()
+        self.device.queue.submit(_object([self._encoder.finish()]))
+        self.stats.submits += 1
+        self._pass = self._encoder = None
+        self._recorded = 0
+        doomed, self._doomed = self._doomed, []
+        for buffer in doomed:
+            buffer.destroy()
+
+    def flush(self) -> None:
+        """Submit the batched dispatches."""
+        self._submit()
+
+    # ---- reads ----------------------------------------------------------------------
+    def read(self, buffer: Any, offset: int, size: int) -> bytes:
+        """`read_async`, waited for through JSPI where the page's call allows it."""
+        return run_sync(self.read_async(buffer, offset, size))
+
+    async def read_async(self, buffer: Any, offset: int, size: int) -> bytes:
+        """Wait for the work issued so far, then copy `size` bytes out of `buffer` through a
+        mappable staging buffer."""
+        js = _ffi()[0]
+        self._check()
+        self._submit()
+        self.stats.reads += 1
+        staging = self.device.createBuffer(_object({"size": size,
+                                                    "usage": self._staging_usage}))
+        try:
+            encoder = self.device.createCommandEncoder()
+            encoder.copyBufferToBuffer(buffer, offset, staging, 0, size)
+            self.device.queue.submit(_object([encoder.finish()]))
+            try:
+                await staging.mapAsync(self._map_read)
+            except Exception as exc:  # a JsException: the device went away meanwhile
+                self._break(f"reading a WebGPU buffer failed ({exc})")
+            self._check()
+            data = js.Uint8Array.new(staging.getMappedRange()).to_bytes()
+            staging.unmap()
+        finally:
+            staging.destroy()
+        return data

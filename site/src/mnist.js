@@ -1,0 +1,124 @@
+// The draw-a-digit page: a canvas to draw on, MNIST's preprocessing (digit.js), and the
+// prediction of the model the site ships, computed by pyburn in the worker (py/mnist.py).
+
+import { deviceSwitch, runFile, startPyburn } from "./common.js";
+import { mnistPixels, showPixels } from "./digit.js";
+
+const $ = (id) => document.getElementById(id);
+const canvas = $("canvas");
+const pen = canvas.getContext("2d");
+
+function clear() {
+  pen.fillStyle = "#000";
+  pen.fillRect(0, 0, canvas.width, canvas.height);
+  showPixels($("preview"), new Float32Array(784));
+  $("answer").textContent = "–";
+  $("timing").textContent = "";
+  drawBars(null);
+}
+
+function drawBars(probabilities) {
+  const bars = $("bars");
+  bars.replaceChildren();
+  const best = probabilities ? probabilities.indexOf(Math.max(...probabilities)) : -1;
+  for (let digit = 0; digit < 10; digit++) {
+    const p = probabilities ? probabilities[digit] : 0;
+    const row = digit === best ? "best" : "";
+    bars.insertAdjacentHTML("beforeend",
+      `<span class="digit">${digit}</span>` +
+      `<div class="track ${row}" data-digit="${digit}" data-p="${p}">` +
+      `<div class="fill" style="width:${(100 * p).toFixed(1)}%"></div></div>` +
+      `<span class="value">${(100 * p).toFixed(1)}%</span>`);
+  }
+}
+
+// One prediction at a time; a drawing finished meanwhile is read when the current one ends.
+let running = null;
+let again = false;
+let py = null;
+let device = null;
+
+/** What the page offers scripts (and the end-to-end tests): predict, and the last result. */
+const demo = {
+  lastInput: null,
+  lastResult: null,
+  async predict() {
+    if (!py) return null; // still loading: the drawing is read once pyburn is ready
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await predictOnce();
+      } while (again);
+    })();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  },
+};
+window.mnistDemo = demo;
+
+// Drawing: white strokes on black, as MNIST's digits are.
+let drawing = false;
+canvas.addEventListener("pointerdown", (event) => {
+  drawing = true;
+  canvas.setPointerCapture(event.pointerId);
+  pen.strokeStyle = "#fff";
+  pen.lineWidth = 20;
+  pen.lineCap = pen.lineJoin = "round";
+  pen.beginPath();
+  pen.moveTo(event.offsetX, event.offsetY);
+  pen.lineTo(event.offsetX + 0.01, event.offsetY);
+  pen.stroke();
+});
+canvas.addEventListener("pointermove", (event) => {
+  if (!drawing) return;
+  pen.lineTo(event.offsetX, event.offsetY);
+  pen.stroke();
+});
+canvas.addEventListener("pointerup", () => {
+  drawing = false;
+  demo.predict();
+});
+$("clear").addEventListener("click", clear);
+clear();
+
+async function predictOnce() {
+  const image = mnistPixels(canvas);
+  if (!image) return clear();
+  showPixels($("preview"), image);
+  const wanted = device();
+  let result;
+  try {
+    result = await py.call("predict", image, wanted);
+  } catch (error) {
+    if (wanted !== "wgpu") throw error;
+    // WebGPU failed (the device was lost): say so and go on with flex.
+    py.dispatchEvent(new CustomEvent("gpu-lost", { detail: error.message.trim().split("\n").at(-1) }));
+    result = await py.call("predict", image, device());
+  }
+  demo.lastInput = image;
+  demo.lastResult = result;
+  const p = result.probabilities;
+  $("answer").textContent = p.indexOf(Math.max(...p));
+  const where = result.device === "wgpu" ? "WebGPU" : "flex";
+  $("timing").textContent = `${result.ms.toFixed(1)} ms on ${where}`;
+  drawBars(p);
+}
+
+const started = await startPyburn({ status: $("status"), notice: $("notice") });
+device = deviceSwitch($("devices"), started);
+await runFile(started, "py/mnist.py");
+const about = await started.call("load", new URL("data/mnist.safetensors", location.href).href);
+const accuracy = about.test_accuracy ? `, ${(100 * about.test_accuracy).toFixed(2)}% on ` +
+  `MNIST's ${about.test_images} test images` : "";
+$("model").textContent = `model: ${about.model.toUpperCase()}${accuracy}`;
+py = started;
+$("devices").addEventListener("change", () => demo.predict());
+await demo.predict();
+document.body.dataset.ready = "true";

@@ -1,0 +1,40 @@
+"""The draw-a-digit page's Python: the MNIST model the site ships, on each device the page
+offers, and one prediction per call. The page runs this file once, then calls `load` and
+`predict` (see mnist.js).
+
+The weights carry their model's configuration in their metadata (``pyburn train mnist``
+writes it), so the same code serves the CNN of ``make demo`` and an MLP.
+"""
+
+import time
+
+from pyodide.http import pyfetch
+
+import pyburn
+from pyburn import store
+from pyburn.models import load_mnist
+from pyburn.nn import functional as F
+
+_weights = b""
+_models = {}
+
+
+async def load(url):
+    """Fetch the weights; returns their metadata (the model's configuration, its accuracy)."""
+    global _weights
+    _weights = await (await pyfetch(url)).bytes()
+    return store.load_metadata(_weights)
+
+
+async def predict(pixels, device):
+    """Class probabilities of one 28×28 image (784 float32 values in [0, 1], row by row, as a
+    memoryview) on `device`, and the milliseconds the model and the read-back took."""
+    if device not in _models:
+        _models[device] = load_mnist(_weights, device=device)
+    started = time.perf_counter()
+    with pyburn.no_grad():
+        image = pyburn.tensor(pixels.cast("B"), shape=(1, 1, 28, 28), dtype="float32",
+                              device=device)
+        probabilities = await F.softmax(_models[device](image), dim=1).tolist_async()
+    return {"probabilities": probabilities[0], "device": device,
+            "ms": (time.perf_counter() - started) * 1000}
