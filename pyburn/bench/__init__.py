@@ -1,10 +1,11 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
-One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train);
-each holds a ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run prints a
-table (or JSON with ``--json``) in which every row gives pyburn's median, its fastest run,
-the peer's median, the ratio of their speeds and the target with a pass/miss mark. Peers
-(numpy, PyTorch, plain Python) are optional: a missing one is reported as "not installed".
+One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
+store); each holds a ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run
+prints a table (or JSON with ``--json``) in which every row gives pyburn's median, its
+fastest run, the peer's median, the ratio of their speeds and the target with a pass/miss
+mark. Peers (numpy, PyTorch, plain Python) are optional: a missing one is reported as "not
+installed".
 
 >>> from pyburn import bench
 >>> [b.name for b in bench.select(["matmul"])]
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import autodiff, conv, elementwise, matmul, overhead, reduction, train
+from . import autodiff, conv, elementwise, matmul, overhead, reduction, store, train
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
@@ -27,12 +28,13 @@ from .timing import Settings, Timing, measure
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS)
+                                     + train.BENCHMARKS + store.BENCHMARKS)
 
 _EPILOG = """\
 examples:
   pyburn bench                       everything (about a minute and a half)
   pyburn bench train                 training steps of the MNIST models against PyTorch
+  pyburn bench store                 loading a 105 MB state dict against torch.load
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
   pyburn bench --list                what there is to run
@@ -83,7 +85,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train) or one benchmark (matmul.flex); default: all")
+                        "autodiff, train, store) or one benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

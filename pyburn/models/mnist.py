@@ -82,7 +82,7 @@ class MnistCNN(Module):
     The convolutions have no bias: the batch norm right after them subtracts the mean per
     channel, which would cancel it. With the defaults, ``channels=(8, 16)`` and
     ``hidden=64`` (52,162 parameters), two epochs of Adam with a one-cycle schedule reach
-    about 98.9% test accuracy; the size was chosen so that ``make demo`` trains it on two
+    about 98.8% test accuracy; the size was chosen so that ``make demo`` trains it on two
     CPU cores within its time budget.
 
     >>> import pyburn

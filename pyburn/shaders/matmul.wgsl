@@ -55,21 +55,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // rows and columns past the edge are clamped for loading; their results are not stored
     let rows = min(vec4<i32>(row) + vec4<i32>(0, 1, 2, 3), vec4<i32>(m - 1));
     let cols = min(vec4<i32>(col) + vec4<i32>(0, 1, 2, 3), vec4<i32>(n - 1));
-    let a_rows = vec4<i32>(base(batch, 1)) + rows * stride(1, 0);
-    let b_cols = vec4<i32>(base(batch, 2)) + cols * stride(2, 1);
-    let a_step = stride(1, 2);
-    let b_step = stride(2, 2);
+    // element offsets of the four rows of a and the four columns of b, stepped along K
+    var ak = vec4<i32>(base(batch, 1)) + rows * stride(1, 0);
+    var bk = vec4<i32>(base(batch, 2)) + cols * stride(2, 1);
+    let a_step = vec4<i32>(stride(1, 2));
+    let b_step = vec4<i32>(stride(2, 2));
     let depth = info[2];
     var acc: array<vec4<{{T}}>, 4>;
     for (var k = 0; k < depth; k++) {
-        let ak = a_rows + vec4<i32>(k * a_step);
-        let bk = b_cols + vec4<i32>(k * b_step);
         let av = vec4<{{T}}>(load_a(ak.x), load_a(ak.y), load_a(ak.z), load_a(ak.w));
         let bv = vec4<{{T}}>(load_b(bk.x), load_b(bk.y), load_b(bk.z), load_b(bk.w));
         acc[0] += av.x * bv;
         acc[1] += av.y * bv;
         acc[2] += av.z * bv;
         acc[3] += av.w * bv;
+        ak += a_step;
+        bk += b_step;
     }
     let out_base = base(batch, 0);
     for (var i = 0; i < 4; i++) {

@@ -10,7 +10,7 @@ import pytest
 import pyburn
 from pyburn import store
 from pyburn.cli import main
-from pyburn.models import mnist_model
+from pyburn.models import load_mnist
 from pyburn.train import Renderer
 from pyburn.train.mnist_job import train_mnist
 
@@ -36,10 +36,8 @@ def test_train_saves_weights_that_rebuild_the_model(fake_data, kind):
     assert meta["test_accuracy"] == result.accuracy
     assert meta["normalize"] == {"mean": 0.1307, "std": 0.3081}
 
-    rebuilt = mnist_model({k: v for k, v in meta.items() if k in ("model", "channels", "hidden")},
-                          device="cpu")
-    rebuilt.load_state_dict(store.load(str(out), device="cpu"))
-    rebuilt.eval()
+    rebuilt = load_mnist(str(out), device="cpu")
+    assert type(rebuilt) is type(result.model) and not rebuilt.training
     result.model.eval()
     x = pyburn.rand(4, 1, 28, 28, device="cpu")
     with pyburn.no_grad():

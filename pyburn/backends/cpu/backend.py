@@ -332,7 +332,7 @@ class CpuBackend(Backend):
 
     @_quietly
     def max_pool(self, x: Handle, kernel: Sequence[int], stride: Sequence[int],
-                 padding: Sequence[tuple[int, int]],
-                 dilation: Sequence[int]) -> tuple[Handle, Handle]:
-        """Max pooling as one windowed copy and an argmax."""
-        return convolution.max_pool(x, kernel, stride, padding, dilation)
+                 padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+                 indices: bool) -> tuple[Handle, Handle | None]:
+        """Max pooling as arithmetic on one strided view per kernel offset."""
+        return convolution.max_pool(x, kernel, stride, padding, dilation, indices)

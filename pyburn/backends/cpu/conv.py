@@ -165,12 +165,13 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, di
     return image.swapaxes(0, 1).astype(dtype, copy=False)
 
 
-def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
-             dilation: Ints) -> tuple[np.ndarray, np.ndarray]:
+def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
+             indices: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Max over windows of the trailing ``len(kernel)`` dims of float x, padded with -inf:
-    the values and the int32 flat position of each max within the (unpadded) trailing dims.
-    The first max wins, and NaN counts as the largest; a window whose elements are all
-    -inf names its first element inside the input, as PyTorch does.
+    the values and, if `indices` (else None), the int32 flat position of each max within
+    the (unpadded) trailing dims. The first max wins, and NaN counts as the largest; a
+    window whose elements are all -inf names its first element inside the input, as
+    PyTorch does.
 
     Everything is arithmetic on strided views, one per kernel offset: a running
     `np.maximum` (which propagates NaN) for the values, then the first offset that holds
@@ -182,6 +183,8 @@ def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     pieces = [view[(Ellipsis, *offset)] for offset in offsets]
     values = functools.reduce(np.maximum, pieces)
+    if not indices:
+        return values, None
     best = np.zeros(values.shape, dtype=np.int8 if len(offsets) < 128 else np.int32)
     has_nan = bool(np.isnan(np.max(x))) if x.size else False  # max propagates NaN
     for k in reversed(range(len(pieces))):  # the lowest offset that holds the max stays

@@ -55,10 +55,6 @@ class Kind:
         """WGSL that stores a WGSL ``bool`` `expr` (this must be the bool kind)."""
         return f"select(0u, 1u, {expr})"
 
-    def zero(self) -> str:
-        """The compute type's zero, as WGSL."""
-        return f"{self.compute}(0)"
-
 
 KINDS: dict[DType, Kind] = {k.dtype: k for k in (
     Kind(float32, "f32", "f32", 4),

@@ -187,11 +187,6 @@ class NativeRuntime(GpuRuntime):
         for buffer in doomed:
             buffer.destroy()
 
-    def flush(self) -> None:
-        """Submit the batched dispatches."""
-        with self._lock:
-            self._submit()
-
     # ---- reads ----------------------------------------------------------------------
     def read(self, buffer: Any, offset: int, size: int) -> bytes:
         """Wait for the work issued so far, then copy `size` bytes out of `buffer`."""

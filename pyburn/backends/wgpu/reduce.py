@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ...dtypes import bool_, int32
+from ...dtypes import DType, bool_, int32
 from .creation import arange, full
-from .elementwise import binary, cast, unary, where
+from .elementwise import binary, cast, copy_into, unary, where
 from .handle import GpuTensor
 from .kinds import Kind
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
@@ -30,6 +30,17 @@ WORKGROUP = 256
 _INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
 _NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
+def _identity(op: str, dtype: DType) -> float | int | bool:
+    """The value that reduction `op` leaves unchanged, in `dtype`."""
+    if op in _IDENTITY:
+        return _IDENTITY[op]
+    if dtype.is_floating_point:
+        return -math.inf if op == "max" else math.inf
+    if dtype is int32:
+        return -(2**31) if op == "max" else 2**31 - 1
+    return 0 if op == "max" else (1 if dtype is bool_ else 255)
 
 
 def threads_for(count: int) -> int:
@@ -90,7 +101,13 @@ def _launch(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...], out: GpuTens
     boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk),
                          reduced if split_reduced else (), threads * loop_budget(nr + 2))
     pieces = sorted({box.starts[nk:] for box in boxes})
-    partials = gpu.empty((len(pieces),) + kshape, out.dtype) if len(pieces) > 1 else None
+    partials = None
+    if len(pieces) > 1:
+        # Kept sub-boxes may be cut differently along the reduced dims: a slot that some group
+        # has no piece for keeps the identity.
+        partials = gpu.empty((len(pieces),) + kshape, out.dtype)
+        copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, out.dtype),
+                                      out.dtype))
     for box in boxes:
         if partials is not None:  # this piece writes its own slot of the partial results
             slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * partials.strides[0],

@@ -103,7 +103,3 @@ class GpuRuntime(ABC):
     @abstractmethod
     async def read_async(self, buffer: Any, offset: int, size: int) -> bytes:
         """Awaitable `read`."""
-
-    @abstractmethod
-    def flush(self) -> None:
-        """Submit any batched work (a no-op for runtimes that do not batch)."""

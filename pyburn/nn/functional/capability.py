@@ -13,9 +13,10 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``conv_weight(x, g, kernel, stride, padding, dilation, groups)``: the adjoint of conv in
     its weight: x (N, C, *S) and g (N, O, *out) give (O, C/groups, *kernel).
 ``"max_pool"``
-    ``max_pool(x, kernel, stride, padding, dilation)``: over x's trailing ``len(kernel)``
-    dims padded with -inf, the max of each window and the int32 flat position of the first
-    max within the unpadded dims (NaN counts as the largest); returns (values, indices).
+    ``max_pool(x, kernel, stride, padding, dilation, indices)``: over x's trailing
+    ``len(kernel)`` dims padded with -inf, the max of each window and, when `indices` is
+    true (else None), the int32 flat position of the first max within the unpadded dims
+    (NaN counts as the largest); returns (values, positions).
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with these same ops, so gradients of gradients work: the three conv ops are each other's
@@ -107,15 +108,21 @@ def conv_weight(x: Tensor, g: Tensor, kernel: Ints, stride: Ints, padding: Pads,
                   "conv_weight", (x, g), **_geometry(stride, padding, dilation, groups))
 
 
-def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads,
-             dilation: Ints) -> tuple[Tensor, Tensor]:
-    """The backend's max pooling over x's trailing ``len(kernel)`` dims: the values and the
-    int32 flat positions of the maxima (`padding`: (before, after) pairs, both >= 0)."""
+def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
+             return_indices: bool) -> Tensor | tuple[Tensor, Tensor]:
+    """The backend's max pooling over x's trailing ``len(kernel)`` dims: the values and,
+    with `return_indices`, the int32 flat positions of the maxima (`padding`: (before,
+    after) pairs, both >= 0). The backend finds the positions only when they are returned
+    or the backward pass needs them."""
     nd = len(kernel)
     lead, spatial = x.shape[:-nd], x.shape[-nd:]
     shape = lead + _windowed(spatial, kernel, stride, padding, dilation)
     values, positions = x.device.backend.max_pool(x._h, tuple(kernel), tuple(stride),
-                                                  tuple(padding), tuple(dilation))
+                                                  tuple(padding), tuple(dilation),
+                                                  return_indices or x.requires_grad)
+    if positions is None:
+        return wrap(values, shape, x.dtype, x.device)
     indices = wrap(positions, shape, int32, x.device)
-    return result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd), indices
+    out = result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd)
+    return (out, indices) if return_indices else out
 

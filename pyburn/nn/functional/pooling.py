@@ -85,10 +85,9 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     geometry = _Windows(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode)
     if offered(MAX_POOL, input):
-        values, indices = capability.max_pool(input, geometry.kernel, geometry.stride,
-                                              [(b, max(a, 0)) for b, a in geometry.pads],
-                                              geometry.dilation)
-        return (values, indices) if return_indices else values
+        return capability.max_pool(input, geometry.kernel, geometry.stride,
+                                   [(b, max(a, 0)) for b, a in geometry.pads],
+                                   geometry.dilation, return_indices)
     fill = float("-inf") if input.dtype.is_floating_point else _LOWEST.get(input.dtype.name, 0)
     cols = geometry.of(input, fill)
     values = cols.amax(-nd - 1)

@@ -119,12 +119,14 @@ def _tensor_argument(data: Any) -> PytorchTensor:
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any) -> PytorchTensor:
-    return _tensor_argument(data)
+    tensor = _tensor_argument(data)
+    tensor.requires_grad = requires_grad is True
+    return tensor
 
 
 def _rebuild_parameter_with_state(data: Any, requires_grad: Any, backward_hooks: Any,
                                   state: Any) -> PytorchTensor:
-    return _tensor_argument(data)
+    return _rebuild_parameter(data, requires_grad, backward_hooks)
 
 
 _REBUILDERS = ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3",
@@ -180,6 +182,13 @@ def _bytearray(data: Any = b"", encoding: Any = None) -> bytearray:
     raise FormatError("bytearray takes bytes, or latin-1 text")
 
 
+def _bytes(data: Any = b"") -> bytes:
+    """``bytes()``: protocols 0-2 pickle an empty bytes object as a call with no arguments."""
+    if not isinstance(data, bytes):
+        raise FormatError("bytes takes bytes")
+    return data
+
+
 def _slice(*args: Any) -> slice:
     if not 1 <= len(args) <= 3 or not all(a is None or type(a) is int for a in args):
         raise FormatError("slice takes one to three integers or None")
@@ -219,7 +228,8 @@ def _allowed() -> dict[tuple[str, str], Global]:
     for module in ("builtins", "__builtin__"):  # protocol 2 writes Python 2's name
         table += [Global(module, "set", _collection(set)),
                   Global(module, "frozenset", _collection(frozenset)),
-                  Global(module, "bytearray", _bytearray), Global(module, "slice", _slice),
+                  Global(module, "bytearray", _bytearray), Global(module, "bytes", _bytes),
+                  Global(module, "slice", _slice),
                   Global(module, "complex", _complex)]
     return {(g.module, g.name): g for g in table}
 
@@ -236,7 +246,9 @@ def find_global(module: str, name: str) -> Global:
     if module.startswith(("torch.nn.modules", "__main__", "__torch__")):
         hint = (" This file holds a pickled model object (torch.save(model)) or TorchScript; "
                 "save model.state_dict() with torch.save and load that instead.")
-    raise FormatError(f"the pickle asks for the global {brief(module + '.' + name)}, which "
+    qualname = f"{module}.{name}"
+    qualname = qualname if len(qualname) <= 200 else qualname[:200] + "..."
+    raise FormatError(f"the pickle asks for the global {qualname}, which "
                       f"is not on pyburn's allow-list (tensors, containers and a few torch "
                       f"types); nothing from the file was run.{hint}")
 

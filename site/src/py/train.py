@@ -11,8 +11,8 @@ that ``pyburn.store.load`` reads on the desktop.
 import asyncio
 import time
 
-from pyodide.http import pyfetch
 from pyburn_web import emit
+from pyodide.http import pyfetch
 
 import pyburn
 from pyburn import store

@@ -1,0 +1,56 @@
+"""The run-your-own-code page: a Python file prints exactly what it prints on the desktop, and
+an error shows the traceback Python would show."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "site" / "src" / "examples"
+DONE = "(runs) => window.playground.runs === runs"
+
+
+def run_in_page(page: object, code: str) -> str:
+    """Puts `code` in the editor, runs it, and returns the output pane's text."""
+    runs = page.evaluate("() => window.playground.runs")
+    page.fill("#editor", code)
+    page.click("#run")
+    page.wait_for_function(DONE, arg=runs + 1, timeout=120_000)
+    return page.inner_text("#output")
+
+
+@pytest.fixture(scope="module")
+def page(module_web: object) -> object:
+    """The playground, loaded once for the module's tests."""
+    return module_web.open("playground.html")
+
+
+def test_a_file_prints_the_same_in_the_page_and_on_the_desktop(page: object,
+                                                               screenshot: object) -> None:
+    source = EXAMPLES / "regression.py"
+    desktop = subprocess.run([sys.executable, str(source)], capture_output=True, text=True,
+                             check=True).stdout
+    page.select_option("#examples", "regression.py")
+    page.wait_for_function("() => document.getElementById('editor').value.includes('SGD')")
+    assert page.input_value("#editor") == source.read_text()
+    assert run_in_page(page, source.read_text()) == desktop
+    assert page.evaluate("() => window.playground.ok") is True
+    screenshot(page, "playground")
+
+
+def test_every_example_runs(page: object) -> None:
+    for example in sorted(EXAMPLES.glob("*.py")):
+        output = run_in_page(page, example.read_text())
+        assert page.evaluate("() => window.playground.ok") is True, output
+        assert output.strip(), example.name
+
+
+def test_an_error_shows_its_traceback(page: object, screenshot: object) -> None:
+    output = run_in_page(page, "import pyburn\n\npyburn.ones(2, 3) @ pyburn.ones(2, 3)\n")
+    assert page.evaluate("() => window.playground.ok") is False
+    assert output.startswith("Traceback (most recent call last):\n  File \"snippet.py\", line 3")
+    assert "ShapeError" in output.splitlines()[-1]
+    screenshot(page, "playground-error")
