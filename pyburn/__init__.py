@@ -137,5 +137,5 @@ globals().update({name: fn for name, fn in _math_ops.COMPOSITES.items() if name 
 where = _math_ops.where
 del _reduction, _movement
 
-from . import nn  # noqa: E402 - last: pyburn.nn.functional uses the names above
-from . import train  # noqa: E402
+# last: pyburn.nn.functional and pyburn.train use the names above
+from . import nn, train  # noqa: E402

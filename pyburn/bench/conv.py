@@ -7,13 +7,13 @@ that no gradient is uniform) and the backward pass to the input and the weight. 
 times a whole training step of that network without the optimizer: conv, relu, conv, relu,
 max pool 2, flatten, linear to 10 classes, cross entropy, backward to every parameter.
 
-PyTorch runs with as many threads as numpy's BLAS (one per CPU), so both use the same cores.
+PyTorch runs with as many threads as numpy's BLAS (`blas_threads`, shared with train.py), so
+``OPENBLAS_NUM_THREADS=1 pyburn bench conv`` compares both on one thread.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +25,7 @@ from .inputs import Floats
 from .report import Row, Target
 from .suite import Benchmark
 from .timing import Settings, measure
+from .train import blas_threads
 
 DEVICE = "autodiff+cpu"
 TARGET = Target("ratio", at_least=True, bound=0.5)
@@ -51,6 +52,11 @@ class Layer:
         """The row's case, e.g. "conv2d 1->32 3x3, 64x1x28x28 fwd+bwd"."""
         return (f"conv2d {self.c_in}->{self.c_out} {self.kernel}x{self.kernel}, "
                 f"{batch}x{self.c_in}x{self.size}x{self.size} fwd+bwd")
+
+
+def _threads() -> str:
+    threads = blas_threads()
+    return f"{threads} thread{'s' if threads > 1 else ''}"
 
 
 LAYERS = (Layer(1, 32, 28), Layer(32, 64, 26))
@@ -147,7 +153,7 @@ def measure_cpu(settings: Settings) -> list[Row]:
     step of the whole network, on autodiff+cpu and on PyTorch CPU."""
     torch = peers.load("torch")
     if torch is not None:
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(blas_threads())
     layers = QUICK_LAYERS if settings.quick else LAYERS
     batch = QUICK_BATCH if settings.quick else BATCH
     rows = []
@@ -157,10 +163,11 @@ def measure_cpu(settings: Settings) -> list[Row]:
                           seed=3 * seed + 1)
         r = Floats.random((batch, layer.c_out, layer.out, layer.out), seed=3 * seed + 2)
         theirs = None if torch is None else _torch_conv(torch, x, w, r)
-        rows.append(_row(layer.label(batch), _pyburn_conv(x, w, r), theirs, TARGET, settings))
+        rows.append(_row(f"{layer.label(batch)}, {_threads()}", _pyburn_conv(x, w, r), theirs,
+                         TARGET, settings))
     params, images, labels = _network(layers, batch)
     theirs = None if torch is None else _torch_step(torch, params, images, labels)
-    case = f"MNIST CNN training step, batch {batch}"
+    case = f"MNIST CNN training step, batch {batch}, {_threads()}"
     rows.append(_row(case, _pyburn_step(params, images, labels), theirs, None, settings))
     return rows
 

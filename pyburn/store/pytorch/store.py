@@ -14,6 +14,7 @@ from typing import Any
 
 from ...device import Device
 from ...errors import ArgumentError, FormatError
+from ..adapters import PyTorchAdapter
 from ..header import brief
 from ..lazy import LazyStateDict
 from ..source import Source, open_source
@@ -110,8 +111,6 @@ class PytorchStore(LazyStateDict):
 
     def __init__(self, source: Source, *, top_level_key: str | None = None,
                  device: Device | str | None = None):
-        from ..adapters import PyTorchAdapter
-
         tree, metadata = read_object(source)
         tensors = flatten(tree)
         chosen = find_top_level_key(tree, list(tensors)) if top_level_key is None \

@@ -56,7 +56,7 @@ class ZipEntry:
     compressed_size: int
     size: int
     header_offset: int
-    #: the length of the name in bytes (the local header repeats it)
+    #: the name as stored (the local header must repeat it)
     name_bytes: bytes
     #: where the next record (or the central directory) starts: this one must end before
     limit: int
