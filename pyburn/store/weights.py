@@ -13,6 +13,7 @@ import contextlib
 import io
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
@@ -123,11 +124,30 @@ def read(source: Source, device: DeviceLike) -> tuple[dict[str, Tensor], Header]
         header = _read_header(file, size)
         for info in header.tensors.values():  # refuse before reading any data
             _check_loadable(info, dev)
+        mapped = _mapped(file, size) if isinstance(source, (str, os.PathLike)) else None
+        start = file.tell()
         loaded: dict[str, Tensor] = {}
         for info in sorted(header.tensors.values(), key=lambda t: (t.begin, t.end)):
-            data = _read_exact(file, info.end - info.begin, info.label)
+            if mapped is not None:
+                data = mapped[start + info.begin:start + info.end]
+            else:
+                data = _read_exact(file, info.end - info.begin, info.label)
             loaded[info.name] = _to_tensor(info, data, dev)
     return {name: loaded[name] for name in header.tensors}, header
+
+
+def _mapped(file: IO[bytes], size: int) -> memoryview | None:
+    """A read-only view of the whole file through mmap, on platforms that have it: backends
+    that can (cpu) then wrap the file's pages without copying them; the mapping lives as
+    long as a tensor uses it. None where mmap is unavailable (Pyodide) or the file is empty."""
+    if size == 0 or sys.platform == "emscripten":
+        return None
+    try:
+        import mmap
+
+        return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+    except (ImportError, OSError, ValueError):
+        return None
 
 
 def named_tensors(obj: Any, what: str) -> dict[str, Tensor]:
@@ -204,7 +224,7 @@ def _check_loadable(info: TensorInfo, device: Device) -> None:
                          f"{device.name!r} does not support; load it on another device")
 
 
-def _to_tensor(info: TensorInfo, data: bytes, device: Device) -> Tensor:
+def _to_tensor(info: TensorInfo, data: bytes | memoryview, device: Device) -> Tensor:
     dtype = info.element.target(info.label)
     handle = device.backend.from_bytes(info.element.decode(data, info.label), info.shape, dtype)
     return wrap(handle, info.shape, dtype, device)

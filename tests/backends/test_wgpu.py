@@ -24,6 +24,7 @@ np = pytest.importorskip("numpy")
 
 import pyburn  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends.wgpu.fusion import FusionBackend  # noqa: E402
 from pyburn.dtypes import DType, bool_, float16, float32, float64, int32, int64, uint8  # noqa: E402
 from pyburn.random import random_words  # noqa: E402
 
@@ -41,8 +42,10 @@ def test_an_adapter_is_available():
 
 @pytest.fixture(scope="module")
 def be():
-    """The backend of the first adapter (the one ``device("wgpu")`` uses)."""
-    return pyburn.device("wgpu").backend
+    """The plain (unfused) backend of the first adapter (the one ``device("wgpu")`` uses):
+    its handles are the `GpuTensor`s this file inspects."""
+    backend = pyburn.device("wgpu").backend
+    return backend.inner if isinstance(backend, FusionBackend) else backend
 
 
 def up(be, a: np.ndarray):

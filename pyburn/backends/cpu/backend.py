@@ -126,10 +126,12 @@ class CpuBackend(Backend):
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
-        """Wrap `data` (a copy unless it is an immutable ``bytes`` object)."""
+        """Wrap `data` without copying when it is immutable (``bytes``, or a read-only view
+        such as a memory-mapped file); writable buffers are copied, since their owner may
+        still write into them."""
         array = np.frombuffer(data, dtype=_LITTLE_ENDIAN[dtype])
-        if not isinstance(data, bytes):
-            array = array.copy()  # the caller may still write into a bytearray or a view
+        if not (isinstance(data, bytes) or (isinstance(data, memoryview) and data.readonly)):
+            array = array.copy()
         return array.astype(NUMPY_DTYPES[dtype], copy=False).reshape(shape)
 
     def to_bytes(self, x: Handle, shape: Shape, dtype: DType) -> bytes:

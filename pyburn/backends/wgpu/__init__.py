@@ -14,6 +14,8 @@ looked for. In a browser, `browser` stands in for `native`: it finds the adapter
 from __future__ import annotations
 
 import functools
+import os
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from ...runtime import IN_BROWSER
 
 if TYPE_CHECKING:
     from .backend import WgpuBackend
+    from .fusion import FusionBackend
     from .runtime import AdapterInfo, Limits
 
 #: default-device priorities (lower is preferred; cpu is 20, flex 40)
@@ -83,8 +86,19 @@ def priority() -> int:
     return HARDWARE_PRIORITY if found and not found[0][0].is_software else SOFTWARE_PRIORITY
 
 
-def create(index: int) -> WgpuBackend:
-    """The backend on adapter `index` (see `adapters`)."""
+#: the runtimes of the backends `create` made, for `stats`
+_runtimes: list[Any] = []
+
+
+def fusion_enabled() -> bool:
+    """Whether `create` wraps the backend in the fusion decorator: yes unless
+    $PYBURN_FUSION is "0" (or "false", "off", "no")."""
+    return os.environ.get("PYBURN_FUSION", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def create(index: int, fusion: bool | None = None) -> WgpuBackend | FusionBackend:
+    """The backend on adapter `index` (see `adapters`), with elementwise fusion unless
+    `fusion` is False (None: see `fusion_enabled`)."""
     from ...errors import DeviceError
     from .backend import WgpuBackend
 
@@ -92,7 +106,64 @@ def create(index: int) -> WgpuBackend:
     if not 0 <= index < count:
         raise DeviceError(f"there is no wgpu adapter {index}: this machine has {count} "
                           f"(see `pyburn info`)")
-    return WgpuBackend(_platform().runtime(index))
+    runtime = _platform().runtime(index)
+    if runtime not in _runtimes:
+        _runtimes.append(runtime)
+    backend = WgpuBackend(runtime)
+    if fusion_enabled() if fusion is None else fusion:
+        from .fusion import FusionBackend
+
+        return FusionBackend(backend)
+    return backend
 
 
-__all__ = ["adapters", "create", "priority", "unavailable_reason"]
+@dataclass(frozen=True)
+class Stats:
+    """What the wgpu devices of this process did since the last `reset_stats`."""
+
+    #: kernel dispatches, fused or not
+    dispatches: int
+    #: submits of batched dispatches to the GPU queue
+    submits: int
+    #: reads back to the host
+    reads: int
+    #: pipelines compiled (distinct kernel texts)
+    pipelines_compiled: int
+    #: fused kernels launched, and the elementwise steps they computed
+    fused_kernels: int
+    fused_steps: int
+    #: fused kernels whose code came from the signature cache, and those generated
+    cache_hits: int
+    cache_misses: int
+
+
+_baseline: dict[str, int] = {}
+
+
+def _totals() -> dict[str, int]:
+    from .fusion import STATS
+
+    totals = {name: sum(getattr(r.stats, name) for r in _runtimes)
+              for name in ("dispatches", "submits", "reads", "pipelines_compiled")}
+    totals.update(fused_kernels=STATS.fused_kernels, fused_steps=STATS.fused_steps,
+                  cache_hits=STATS.cache_hits, cache_misses=STATS.cache_misses)
+    return totals
+
+
+def stats() -> Stats:
+    """Counters of every wgpu device since the last `reset_stats` (or the start).
+
+    >>> stats().dispatches >= 0
+    True
+    """
+    return Stats(**{k: v - _baseline.get(k, 0) for k, v in _totals().items()})
+
+
+def reset_stats() -> None:
+    """Start `stats` counting from zero."""
+    _baseline.clear()
+    _baseline.update(_totals())
+
+
+__all__ = ["Stats", "adapters", "create", "fusion_enabled", "priority", "reset_stats", "stats",
+           "unavailable_reason"]

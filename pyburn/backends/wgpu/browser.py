@@ -92,24 +92,11 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
     background for long on some systems); tensors on it are gone, other devices still work."""
     global _runtime, _reason
     if _runtime is None:
-        js = _ffi()[0]
-        gpu = getattr(js.navigator, "gpu", None)
-        if gpu is None:
-            _reason = ("this browser has no WebGPU (navigator.gpu is missing: an older "
-                       "browser, a page not served over https or localhost, or WebGPU "
-                       "switched off)")
+        found = await _request(on_lost)
+        if isinstance(found, str):
+            _reason = found
         else:
-            adapter = await gpu.requestAdapter()
-            if adapter is None:
-                _reason = ("the browser offers WebGPU but no adapter "
-                           "(navigator.gpu.requestAdapter() gave null: GPU blocklisted or "
-                           "WebGPU disabled by a flag)")
-            else:
-                wanted = [f for f in _OPTIONAL_FEATURES if adapter.features.has(f)]
-                limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
-                device = await adapter.requestDevice(
-                    _object({"requiredFeatures": wanted, "requiredLimits": limits}))
-                _runtime = BrowserRuntime(adapter, device, frozenset(wanted), on_lost)
+            _runtime = found
         from . import _adapters  # the wgpu package caches what it found: look again
 
         _adapters.cache_clear()
@@ -120,6 +107,29 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
         "name": info.name, "description": info.description, "software": info.is_software,
         "features": sorted(_runtime.features),
         "max_storage_buffer_binding_size": _runtime.limits.max_storage_buffer_binding_size}}
+
+
+async def _request(on_lost: Callable[[str], Any] | None) -> BrowserRuntime | str:
+    """A runtime on the browser's adapter, or why there can be none."""
+    js = _ffi()[0]
+    from pyodide.ffi import JsException  # type: ignore[import-not-found]
+
+    gpu = getattr(js.navigator, "gpu", None)
+    if not gpu:
+        return ("this browser has no WebGPU (navigator.gpu is missing: an older browser, a "
+                "page not served over https or from localhost, or WebGPU switched off)")
+    try:
+        adapter = await gpu.requestAdapter()
+        if not adapter:  # JavaScript's null
+            return ("the browser offers WebGPU but no adapter (navigator.gpu.requestAdapter() "
+                    "gave null: the GPU is blocklisted or WebGPU is disabled)")
+        wanted = [f for f in _OPTIONAL_FEATURES if adapter.features.has(f)]
+        limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
+        device = await adapter.requestDevice(
+            _object({"requiredFeatures": wanted, "requiredLimits": limits}))
+    except JsException as exc:
+        return f"the browser refused a WebGPU device ({exc})"
+    return BrowserRuntime(adapter, device, frozenset(wanted), on_lost)
 
 
 def unavailable_reason() -> str | None:

@@ -40,8 +40,11 @@ class Read:
                    "{buf}[{at}]" if raw else t.kind.load("{buf}[{at}]"))
 
 
-def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str) -> None:
-    """Store `value` (WGSL over the inputs' names) into every element of the view `out`."""
+def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
+               body: str = "") -> None:
+    """Store `value` (WGSL over the inputs' names) into every element of the view `out`;
+    `body` holds statements run between the loads and the store (fused kernels compute
+    their intermediate values there)."""
     dims, strides = coalesce(out.shape, [out.strides, *(r.operand.strides for r in inputs)])
     operands = {1: Operand(out.storage, out.offset, strides[0], out.kind.itemsize)}
     decls, loads = [], []
@@ -52,7 +55,7 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str) -> 
         loads.append(f"    let {read.name} = "
                      f"{read.load.format(buf=f'in{k}', at=f'at(i, rank, {k})')};")
     source = render("map", workgroup=WORKGROUP, out_type=out.kind.storage,
-                    inputs="\n".join(decls), loads="\n".join(loads), value=value)
+                    inputs="\n".join(decls), loads="\n".join([*loads, body]), value=value)
 
     def meta(box) -> list[int]:
         return [box.size, len(dims), *box.extents,
