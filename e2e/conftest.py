@@ -1,42 +1,29 @@
 """The end-to-end harness: the built site (site/dist, `make site`) served from 127.0.0.1,
-Debian's Chromium driven by Playwright, and a network closed to everything else.
+Debian's Chromium driven by Playwright (launched by ``pyburn.bench.web.chromium``, which the
+browser benchmarks share), and a network closed to everything else.
 
 Every page a test opens is watched: a request to anything but the local server is refused
 and recorded, and so is any uncaught script error; both fail the test at its end. Chromium
-also resolves no host name but localhost (``--host-resolver-rules``), so nothing can leave
-even past the router. Screenshots go to build/e2e/.
+also resolves no host name but localhost, so nothing can leave even past the router.
+Screenshots go to build/e2e/.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
+from pyburn.bench.web import chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site" / "dist"
 SHOTS = ROOT / "build" / "e2e"
-CHROMIUM = os.environ.get("PYBURN_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-quic",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"]
-#: WebGPU on SwiftShader (without it Chromium here offers no adapter)
-WEBGPU = "--enable-unsafe-webgpu"
 #: Pyodide's start plus a page's first work, on a slow machine
 READY_MS = 120_000
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    """A static file server that keeps quiet about each request."""
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 @pytest.fixture(scope="session")
@@ -50,35 +37,26 @@ def site_dir() -> Path:
 @pytest.fixture(scope="session")
 def site(site_dir: Path) -> Iterator[str]:
     """The base URL of site/dist, served on a free port of 127.0.0.1."""
-    handler = functools.partial(_Quiet, directory=str(site_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with chromium.serve({"/": site_dir}) as base:
+        yield base
 
 
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[object]:
     """Playwright's sync API (pip install playwright: the dev extra has it)."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the end-to-end tests need Chromium at {CHROMIUM}: "
-                    "apt-get install chromium (or set PYBURN_CHROMIUM)")
+    reason = chromium.unavailable_reason()
+    if reason:
+        pytest.fail(f"the end-to-end tests cannot run: {reason}")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
         yield driver
 
 
-def _launch(playwright: object, webgpu: bool) -> object:
-    return playwright.chromium.launch(executable_path=CHROMIUM,
-                                      args=ARGS + ([WEBGPU] if webgpu else []))
-
-
 @pytest.fixture(scope="session")
 def browser(playwright: object) -> Iterator[object]:
     """Chromium with WebGPU (SwiftShader)."""
-    launched = _launch(playwright, webgpu=True)
+    launched = chromium.launch(playwright, webgpu=True)
     yield launched
     launched.close()
 
@@ -86,7 +64,7 @@ def browser(playwright: object) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def browser_without_webgpu(playwright: object) -> Iterator[object]:
     """Chromium whose WebGPU has no adapter, as on a machine where it is unsupported."""
-    launched = _launch(playwright, webgpu=False)
+    launched = chromium.launch(playwright, webgpu=False)
     yield launched
     launched.close()
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import autodiff, conv, elementwise, matmul, overhead, reduction, store, train
+from . import autodiff, conv, elementwise, gpu, matmul, overhead, reduction, store, train
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
@@ -28,13 +28,14 @@ from .timing import Settings, Timing, measure
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS + store.BENCHMARKS)
+                                     + train.BENCHMARKS + store.BENCHMARKS + gpu.BENCHMARKS)
 
 _EPILOG = """\
 examples:
   pyburn bench                       everything (about a minute and a half)
   pyburn bench train                 training steps of the MNIST models against PyTorch
   pyburn bench store                 loading a 105 MB state dict against torch.load
+  pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
   pyburn bench --list                what there is to run
@@ -85,7 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, store) or one benchmark (matmul.flex); default: all")
+                        "autodiff, train, store, gpu) or one benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

@@ -92,14 +92,16 @@ def labels_for(batch: int) -> list[int]:
     return [draw(10) for _ in range(batch)]
 
 
-def pyburn_trainer(kind: str, images: Floats, labels: list[int]) -> tuple[Module, Step]:
-    """The pyburn model ("mlp" or "cnn") on the cpu autodiff device, and a function doing one
-    training step on `images` and `labels`."""
-    device = pyburn.device("cpu").autodiff()
-    model = _pyburn_model(kind, device)
+def pyburn_trainer(kind: str, images: Floats, labels: list[int],
+                   device: str = "cpu") -> tuple[Module, Step]:
+    """The pyburn model ("mlp" or "cnn") on `device`'s autodiff form, and a function doing
+    one training step on `images` and `labels` (``pyburn bench web`` runs it in a browser on
+    wgpu and flex)."""
+    trainer = pyburn.device(device).autodiff()
+    model = _pyburn_model(kind, trainer)
     optimizer = Adam(model.parameters(), lr=LR)
-    x = images.tensor("cpu").to(device)
-    y = pyburn.tensor(labels, dtype=pyburn.int32, device=device)
+    x = images.tensor(device).to(trainer)
+    y = pyburn.tensor(labels, dtype=pyburn.int32, device=trainer)
 
     def step() -> None:
         optimizer.zero_grad()
@@ -110,13 +112,13 @@ def pyburn_trainer(kind: str, images: Floats, labels: list[int]) -> tuple[Module
 
 
 def torch_trainer(kind: str, images: Floats, labels: list[int],
-                  torch: Any) -> tuple[Any, Step]:
+                  torch: Any, device: str = "cpu") -> tuple[Any, Step]:
     """The PyTorch twin of `pyburn_trainer`'s model, with the same starting weights, and a
-    function doing the same training step."""
-    model = torch_twin(_pyburn_model(kind, pyburn.device("cpu")), torch)
+    function doing the same training step, on torch's `device` ("cpu", "cuda")."""
+    model = torch_twin(_pyburn_model(kind, pyburn.device("cpu")), torch).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
-    x = images.torch(torch)
-    y = torch.tensor(labels, dtype=torch.int64)
+    x = images.torch(torch).to(device)
+    y = torch.tensor(labels, dtype=torch.int64, device=device)
     loss_fn = torch.nn.functional.cross_entropy
 
     def step() -> None:

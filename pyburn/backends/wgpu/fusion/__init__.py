@@ -69,13 +69,17 @@ class FusionBackend(Backend):
                 dtype: DType) -> LazyTensor:
         """A pending tensor computed by one more step over `args`; arguments whose graphs
         would make the kernel too large are computed first."""
-        while (1 + sum(a.steps for a in args) > MAX_STEPS
-               or sum(a.reads for a in args) > self.max_reads):
-            largest = max((a for a in args if a.pending), key=lambda a: a.steps)
-            self.ready(largest)
-        node = Node(kind, op, args, 1 + sum(a.steps for a in args),
-                    sum(a.reads for a in args))
-        return LazyTensor(shape, dtype, node=node)
+        while True:
+            reads = frozenset().union(*(a.reads for a in args))
+            steps = 1 + sum(a.steps for a in args)
+            if steps <= MAX_STEPS and len(reads) <= self.max_reads:
+                break
+            self.ready(max((a for a in args if a.pending), key=lambda a: a.steps))
+        if kind == "expand":  # the reads below see the broadcast dims with stride 0
+            reads = frozenset(key[:3] + (tuple(0 if old == 1 and new != 1 else st for old, new, st
+                                               in zip(args[0].shape, shape, key[3])),)
+                              for key in reads)
+        return LazyTensor(shape, dtype, node=Node(kind, op, args, steps, reads))
 
     def _wrap(self, value: GpuTensor) -> LazyTensor:
         return LazyTensor.ready(value)

@@ -5,7 +5,9 @@ through its strides in the root's iteration space: an `expand` step zeroes the s
 dims it broadcasts, for every input below it, so broadcasting inside the graph stays a view.
 Each step becomes one WGSL statement computing its value in the compute type of its dtype
 (`kinds`); the value is then rounded as the stored dtype would round it (float16, uint8,
-bool), so a fused chain gives bit for bit what the same ops give one kernel at a time.
+bool), so a fused chain gives what the same ops give one kernel at a time: exactly for
+integers and bools, and for floats up to what a shader compiler may do inside one kernel
+(contracting a multiply and an add into one rounding, an ulp).
 
 The *signature* of a graph is its structure: step kinds, op names, dtypes, and which inputs
 are the same read. Values, shapes and strides are not in it: they travel in the kernel's
@@ -24,7 +26,7 @@ from ..elementwise import Read, _conversion, expression, launch_map
 from ..handle import GpuTensor
 from ..kinds import Kind, kind_of
 from ..launch import Gpu, Operand
-from .lazy import LazyTensor
+from .lazy import LazyTensor, read_key
 
 #: kernels kept, least recently used dropped first
 CACHE_SIZE = 1024
@@ -72,7 +74,7 @@ class _Walk:
     def __init__(self, rank: int):
         self.rank = rank
         self.reads: list[tuple[GpuTensor, tuple[int, ...]]] = []
-        self.read_index: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.read_index: dict[tuple, int] = {}
         self.lines: list[str] = []
         self.signature: list[tuple] = []
         self.done: dict[tuple[int, tuple[bool, ...]], str] = {}
@@ -118,7 +120,7 @@ class _Walk:
 
     def _read(self, value: GpuTensor, mask: tuple[bool, ...]) -> str:
         strides = tuple(0 if b else s for b, s in zip(mask, value.strides))
-        key = (id(value), strides)
+        key = read_key(value, strides)
         k = self.read_index.get(key)
         if k is None:
             k = self.read_index[key] = len(self.reads)

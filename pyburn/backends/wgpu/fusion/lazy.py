@@ -30,8 +30,15 @@ class Node:
     #: an upper bound of the number of steps in the graph that ends here (shared steps
     #: counted once per use): what the size limit checks
     steps: int
-    #: an upper bound of the number of buffer reads the fused kernel would make
-    reads: int
+    #: the distinct reads the fused kernel would make (see `read_key`)
+    reads: frozenset[tuple]
+
+
+def read_key(value: GpuTensor, strides: Shape | None = None) -> tuple:
+    """What makes two reads of a kernel the same operand: the buffer, dtype, offset and the
+    strides it is read with (its own unless given)."""
+    return (id(value.storage), value.dtype.name, value.offset,
+            value.strides if strides is None else strides)
 
 
 class LazyTensor:
@@ -62,9 +69,11 @@ class LazyTensor:
         return self.node.steps if self.node is not None else 0
 
     @property
-    def reads(self) -> int:
-        """Buffer reads a kernel computing this tensor makes (1 when ready: itself)."""
-        return self.node.reads if self.node is not None else 1
+    def reads(self) -> frozenset[tuple]:
+        """The distinct reads of a kernel computing this tensor (itself when ready)."""
+        if self.node is not None:
+            return self.node.reads
+        return frozenset((read_key(self.value),))
 
     def __repr__(self) -> str:
         state = "pending " + self.node.kind if self.node is not None else "ready"

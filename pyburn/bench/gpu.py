@@ -1,0 +1,101 @@
+"""The wgpu backend: matmul kernels against numpy, fusion against no fusion, dispatch latency.
+
+- matmul: GFLOP/s of every matmul kernel variant (``matmul.VARIANTS``: register
+  blocked, naive) at 512³ and 1024³, with numpy's ``@`` on the same numbers as the peer.
+- fusion: a chain of 8 elementwise ops on 4M float32 elements, computed (then one
+  element read, so that it runs) by the fused device (one kernel) against the unfused one
+  (eight kernels); goal: fused time at most 0.3 of unfused, a speed ratio of at least 3.3.
+- latency: one tiny dispatch and a 4-byte read, the round trip every synchronous
+  read pays; the peer is the same read of a tensor already computed (no dispatch).
+
+On a software adapter (llvmpipe) these numbers say what the kernels cost relative to each
+other; speed against cuBLAS is measured on real GPUs by ``python -m pyburn.bench.gpu_check``.
+"""
+
+from __future__ import annotations
+
+import pyburn
+
+from . import peers
+from .inputs import Floats
+from .report import Row, Target
+from .suite import Benchmark
+from .timing import Settings, measure
+
+#: the benchmark every row belongs to
+NAME = "gpu.wgpu"
+MATMUL_SIZES = (512, 1024)
+MATMUL_QUICK = (32,)
+FUSION_ELEMENTS = 4 * 1024 * 1024
+FUSION_QUICK = 4096
+FUSION_TARGET = Target("ratio", at_least=True, bound=1 / 0.3)
+
+
+def chain(x: pyburn.Tensor) -> pyburn.Tensor:
+    """Eight elementwise ops, a typical activation-and-update chain."""
+    return ((x * 1.5 + 0.25).tanh() * x - 0.5).abs().sqrt() * 0.75
+
+
+def _matmul_size(size: int, settings: Settings) -> list[Row]:
+    """One row per kernel variant for ``size``³, each against numpy on the same numbers."""
+    from ..backends.wgpu.matmul import VARIANTS, matmul
+
+    backend = pyburn.device("wgpu").backend
+    plain = getattr(backend, "inner", backend)  # the backend whose handles are GpuTensors
+    np = peers.load("numpy")
+    a, b = Floats.random((size, size), seed=1), Floats.random((size, size), seed=2)
+    ga, gb = (plain.from_bytes(f.numpy(np).tobytes(), (size, size), pyburn.float32)
+              for f in (a, b))
+    na, nb = a.numpy(np), b.numpy(np)
+    gflop = 2 * size**3 / 1e9
+    rows = []
+    for variant in VARIANTS:
+        def run(variant: str = variant) -> None:
+            out = matmul(plain.gpu, ga, gb, variant)
+            plain.runtime.read(out.storage.buffer, 0, 4)  # wait for the result
+
+        times = measure({"pyburn": run, "numpy": lambda: na @ nb}, settings)
+        rows.append(Row.compare(NAME, f"matmul {variant} {size}³ f32", "GFLOP/s",
+                                lambda seconds: gflop / seconds, times, "numpy",
+                                peers.label("numpy"), None, settings.quick))
+    return rows
+
+
+def _matmul_rows(settings: Settings) -> list[Row]:
+    return [row for size in (MATMUL_QUICK if settings.quick else MATMUL_SIZES)
+            for row in _matmul_size(size, settings)]
+
+
+def _fusion_rows(settings: Settings) -> list[Row]:
+    n = FUSION_QUICK if settings.quick else FUSION_ELEMENTS
+    data = Floats.random((n,), seed=3)
+    fused = data.tensor("wgpu")
+    unfused = data.tensor("wgpu_nofusion")
+    # Reading one element makes the whole chain run without timing a 16 MB transfer.
+    times = measure({"pyburn": lambda: chain(fused)[0].item(),
+                     "unfused": lambda: chain(unfused)[0].item()}, settings)
+    return [Row.compare(NAME, f"fusion: 8 elementwise ops, {n} f32", "ms",
+                        lambda seconds: seconds * 1e3, times, "unfused", "wgpu, fusion off",
+                        FUSION_TARGET, settings.quick)]
+
+
+def _latency_rows(settings: Settings) -> list[Row]:
+    x = pyburn.tensor([1.0], device="wgpu")
+    done = x + 1.0
+    done.numpy()
+    times = measure({"pyburn": lambda: (x + 1.0).numpy(), "read": lambda: done.numpy()},
+                    settings)
+    return [Row.compare(NAME, "latency: 1-element add + read", "µs",
+                        lambda seconds: seconds * 1e6, times, "read", "read only", None,
+                        settings.quick)]
+
+
+def measure_wgpu(settings: Settings) -> list[Row]:
+    """Every row of the family: matmul variants, fusion, latency."""
+    return _matmul_rows(settings) + _fusion_rows(settings) + _latency_rows(settings)
+
+
+BENCHMARKS = (
+    Benchmark("gpu", "wgpu", "matmul 512³/1024³ GFLOP/s per kernel vs numpy; 8 fused "
+              "elementwise ops on 4M floats vs fusion off; dispatch round trip", measure_wgpu),
+)

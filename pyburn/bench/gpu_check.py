@@ -1,0 +1,100 @@
+"""One command for a machine with a real GPU: ``python -m pyburn.bench.gpu_check``.
+
+Installs nothing and finishes in well under five minutes. It measures, on the default wgpu
+adapter and in the same process:
+
+- matmul 4096³ float32, TFLOP/s, against PyTorch's cuBLAS float32 (TF32 off) when torch
+  with CUDA is importable (goal: at least 0.5 of cuBLAS);
+- MNIST CNN training steps per second (batch 64, Adam), against PyTorch CUDA;
+
+and prints a table. Peers that are missing are reported as such. ``--size``, ``--steps``
+and ``--batch`` shrink the run (the smoke test uses them on a software adapter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pyburn
+
+from .inputs import Floats
+from .train import labels_for, pyburn_trainer, torch_trainer
+
+
+def _seconds(fn: Callable[[], object], sync: Callable[[], object], repeat: int) -> float:
+    """Median seconds of `fn` over `repeat` runs, each ended by `sync` (after one warm-up)."""
+    fn()
+    sync()
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        sync()
+        runs.append(time.perf_counter() - start)
+    return sorted(runs)[len(runs) // 2]
+
+
+def _cuda_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def matmul_rows(size: int, repeat: int) -> list[tuple[str, str, str]]:
+    """(case, pyburn, peer) rows of matmul ``size``³ float32 in TFLOP/s."""
+    a, b = (Floats.random((size, size), seed=s).tensor("wgpu") for s in (1, 2))
+    tflop = 2 * size**3 / 1e12
+    ours = tflop / _seconds(lambda: a @ b, lambda: (a @ b)[0, 0].item(), repeat)
+    torch = _cuda_torch()
+    peer = "torch CUDA not available"
+    if torch is not None:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        ta, tb = (torch.rand(size, size, device="cuda") for _ in range(2))
+        theirs = tflop / _seconds(lambda: ta @ tb, torch.cuda.synchronize, repeat)
+        peer = f"{theirs:.2f} TFLOP/s (cuBLAS f32), ratio {ours / theirs:.2f}"
+    return [(f"matmul {size}³ f32", f"{ours:.3f} TFLOP/s", peer)]
+
+
+def training_rows(steps: int, batch: int = 64) -> list[tuple[str, str, str]]:
+    """(case, pyburn, peer) rows of MNIST CNN training steps per second."""
+    images = Floats.random((batch, 1, 28, 28), seed=1)
+    labels = labels_for(batch)
+    model, step = pyburn_trainer("cnn", images, labels, device="wgpu")
+    first = next(iter(model.parameters()))
+    ours = steps / _seconds(lambda: [step() for _ in range(steps)],
+                            lambda: first.sum().item(), 1)
+    torch = _cuda_torch()
+    peer = "torch CUDA not available"
+    if torch is not None:
+        _, their_step = torch_trainer("cnn", images, labels, torch, device="cuda")
+        theirs = steps / _seconds(lambda: [their_step() for _ in range(steps)],
+                                  torch.cuda.synchronize, 1)
+        peer = f"{theirs:.1f} steps/s (torch CUDA), ratio {ours / theirs:.2f}"
+    return [(f"MNIST CNN train, batch {batch}", f"{ours:.1f} steps/s", peer)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the checks and print the table; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m pyburn.bench.gpu_check",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=4096, help="matmul size (default 4096)")
+    parser.add_argument("--steps", type=int, default=50, help="training steps (default 50)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed matmuls (default 5)")
+    parser.add_argument("--batch", type=int, default=64, help="training batch (default 64)")
+    args = parser.parse_args(argv)
+    dev = pyburn.device("wgpu")
+    print(f"adapter: {dev.backend!r}")
+    rows = matmul_rows(args.size, args.repeat) + training_rows(args.steps, args.batch)
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
