@@ -17,6 +17,12 @@ Dtypes
     the tensor layer casts before the call. ``out`` arguments name the result dtype where
     it differs from the inputs' (comparisons give bool).
 
+Optional capabilities
+    A backend may also offer faster versions of composites, announced by name in `caps`
+    ("conv", "max_pool"): the methods and their contract are documented in
+    ``pyburn/nn/functional/capability.py``, the one place that chooses between a capability
+    and the composite. A backend without them loses nothing but speed.
+
 Reading
     Reads are asynchronous at heart. A backend implements ``to_bytes`` (blocking) or
     ``to_bytes_async`` (awaitable) or both; each default falls back on the other.

@@ -1,7 +1,7 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
-store); each holds a ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run
+store, gpu, web); each holds a ``BENCHMARKS`` tuple whose entries are named ``family.device``. A run
 prints a table (or JSON with ``--json``) in which every row gives pyburn's median, its
 fastest run, the peer's median, the ratio of their speeds and the target with a pass/miss
 mark. Peers (numpy, PyTorch, plain Python) are optional: a missing one is reported as "not
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import autodiff, conv, elementwise, gpu, matmul, overhead, reduction, store, train
+from . import autodiff, conv, elementwise, gpu, matmul, overhead, reduction, store, train, web
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
@@ -28,7 +28,8 @@ from .timing import Settings, Timing, measure
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS + store.BENCHMARKS + gpu.BENCHMARKS)
+                                     + train.BENCHMARKS + store.BENCHMARKS + gpu.BENCHMARKS
+                                     + web.BENCHMARKS)
 
 _EPILOG = """\
 examples:
@@ -36,6 +37,7 @@ examples:
   pyburn bench train                 training steps of the MNIST models against PyTorch
   pyburn bench store                 loading a 105 MB state dict against torch.load
   pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
+  pyburn bench web                   in headless Chromium (WebGPU, flex) against TF.js
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
   pyburn bench --list                what there is to run
@@ -86,7 +88,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, store, gpu) or one benchmark (matmul.flex); default: all")
+                        "autodiff, train, store, gpu, web) or one benchmark (matmul.flex); "
+                        "default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

@@ -21,11 +21,18 @@ class Benchmark:
     device: str
     about: str  # one line for ``pyburn bench --list``
     measure: Callable[[Settings], list[Row]]
+    #: says why it cannot run here (None: it can), where that is more than whether pyburn
+    #: has its device (the browser benchmarks need a built site and Chromium)
+    requires: Callable[[], str | None] | None = None
 
     @property
     def name(self) -> str:
         """``family.device``, as the command line selects it."""
         return f"{self.family}.{self.device}"
+
+    def unavailable_reason(self) -> str | None:
+        """Why this benchmark cannot run here, or None when it can."""
+        return self.requires() if self.requires else unavailable(self.device)
 
 
 def unavailable(device: str) -> str | None:
@@ -42,7 +49,7 @@ def run(benchmarks: Sequence[Benchmark], settings: Settings, *, progress: bool =
     the reason. Progress goes to stderr, so stdout holds only the report."""
     report = Report()
     for bench in benchmarks:
-        reason = unavailable(bench.device)
+        reason = bench.unavailable_reason()
         if reason is not None:
             report.skipped.append((bench.name, reason))
             continue

@@ -41,7 +41,7 @@ def check_row(row: Row, name: str) -> None:
 
 @pytest.mark.parametrize("benchmark", bench.BENCHMARKS, ids=lambda b: b.name)
 def test_every_benchmark_runs_on_tiny_inputs(benchmark):
-    if reason := unavailable(benchmark.device):
+    if reason := benchmark.unavailable_reason():
         pytest.skip(reason)
     rows = benchmark.measure(TINY)
     assert rows

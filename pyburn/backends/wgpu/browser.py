@@ -1,14 +1,17 @@
 """`BrowserRuntime`: `GpuRuntime` on the browser's WebGPU (``navigator.gpu``), from Pyodide.
 
-Python drives WebGPU directly through Pyodide's foreign function interface: descriptors are
-Python dicts turned into JavaScript objects, buffers and pipelines are JavaScript objects
-held by proxies. The kernels, the buffer pool and everything above them are the ones the
-desktop runs on wgpu-py; only this file knows it is in a browser.
+Python drives WebGPU through Pyodide's foreign function interface: buffers and pipelines are
+JavaScript objects held by proxies, and the calls made many times per training step
+(a dispatch, a submit, a write, a read) each cross into JavaScript once, into the few
+functions of `bridge.js` (shipped next to this file and evaluated on first use, so any
+Pyodide page gets WebGPU from the wheel alone). The kernels, the buffer pool and everything
+above them are the ones the desktop runs on wgpu-py; only these two files know they are in a
+browser.
 
 Getting an adapter and a device are promises, so they happen once, in `connect` (awaited by
 the web loader before any user code runs, see ``web/session.js``); after it,
 ``pyburn.device("wgpu")`` is this runtime. Uploads hand WebGPU a view of Python's own memory
-(``PyProxy.getBuffer``: no copy on the Python side, WebGPU copies once). Reads copy into a
+(``PyProxy.getBuffer``: no copy before WebGPU's own). Reads copy into a
 mappable staging buffer and await ``mapAsync``: `read_async` works everywhere, and `read`
 blocks through JSPI (``pyodide.ffi.run_sync``) where the engine has it and JavaScript entered
 Python through a promising call, else it raises `ReadbackError` naming the ``_async`` form.
@@ -20,7 +23,9 @@ a WebGPU validation error (a bug) is reported by the next read, as a `DeviceErro
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
 from ...errors import DeviceError
@@ -49,6 +54,14 @@ def _ffi() -> tuple[Any, Any, Any, Any]:
     from pyodide.ffi import create_once_callable, create_proxy, to_js  # type: ignore[import]
 
     return js, to_js, create_proxy, create_once_callable
+
+
+@functools.cache
+def _bridge() -> Any:
+    """The JavaScript helpers of `bridge.js` (shipped next to this file), evaluated once."""
+    from pyodide.code import run_js  # type: ignore[import-not-found]
+
+    return run_js(resources.files(__package__).joinpath("bridge.js").read_text())
 
 
 def _object(value: Any) -> Any:
@@ -151,34 +164,33 @@ def runtime(index: int) -> BrowserRuntime:
 
 
 class BrowserRuntime(GpuRuntime):
-    """A WebGPU device of the browser, driven from Python."""
+    """A WebGPU device of the browser, driven from Python through `bridge.js`."""
 
     def __init__(self, adapter: Any, device: Any, features: frozenset[str],
                  on_lost: Callable[[str], Any] | None = None):
-        js, _, create_proxy, create_once_callable = _ffi()
+        _, _, create_proxy, create_once_callable = _ffi()
         self.adapter = adapter
         self.device = device
         self.info = adapter_info(adapter)
         self.limits = limits_of(device)
         self.features = features
         self.stats = RuntimeStats()
-        usage = js.GPUBufferUsage
-        self._usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
-        self._staging_usage = usage.MAP_READ | usage.COPY_DST
-        self._map_read = js.GPUMapMode.READ
+        self._bridge = _bridge()
         self._pipelines: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._encoder: Any = None
         self._pass: Any = None
         self._recorded = 0
+        # ids of the buffers the open batch binds: a write to another one need not wait
+        self._bound: set[int] = set()
+        # Buffers whose destruction waits for the batch that may still use them.
         self._doomed: list[Any] = []
         #: why the device cannot be used any more (lost, or a validation error), or None
         self.broken: str | None = None
-        self._on_lost = on_lost
 
         def lost(info: Any) -> None:
             self._break(f"the WebGPU device was lost ({info.reason}: {info.message})")
-            if self._on_lost is not None:
-                self._on_lost(self.broken)
+            if on_lost is not None:
+                on_lost(self.broken)
 
         def failed(event: Any) -> None:
             self._break(f"WebGPU reported an error: {event.error.message}")
@@ -200,9 +212,9 @@ class BrowserRuntime(GpuRuntime):
     # ---- buffers --------------------------------------------------------------------
     def create_buffer(self, size: int, data: bytes | None = None) -> Any:
         """A storage/copy buffer of `size` bytes (filled with `data` when given)."""
-        buffer = self.device.createBuffer(_object({"size": size, "usage": self._usage}))
+        buffer = self._bridge.buffer(self.device, size)
         if data is not None:
-            self._upload(buffer, 0, data)
+            self._bridge.write(self.device, buffer, 0, memoryview(data).cast("B"))
         return buffer
 
     def free_buffer(self, buffer: Any) -> None:
@@ -213,24 +225,14 @@ class BrowserRuntime(GpuRuntime):
             buffer.destroy()
 
     def write(self, buffer: Any, offset: int, data: bytes | memoryview) -> None:
-        """Queue a copy of `data` into `buffer` (after the batched work)."""
-        self._submit()
+        """Queue a copy of `data` into `buffer`, after the batched work that binds it;
+        WebGPU reads it straight from Python's memory. (WebGPU runs a queued write before
+        the next submitted work: a buffer the batch does not bind can take it at once, and a
+        training step writes a few new constants per step.)"""
+        if id(buffer) in self._bound:
+            self._submit()
         self.stats.writes += 1
-        self._upload(buffer, offset, data)
-
-    def _upload(self, buffer: Any, offset: int, data: bytes | memoryview) -> None:
-        # A view of the Python object's memory, valid until released; writeBuffer copies it
-        # before returning, so it is released at once.
-        _, _, create_proxy, _ = _ffi()
-        owner = create_proxy(memoryview(data).cast("B"))
-        try:
-            view = owner.getBuffer("u8")
-            try:
-                self.device.queue.writeBuffer(buffer, offset, view.data)
-            finally:
-                view.release()
-        finally:
-            owner.destroy()
+        self._bridge.write(self.device, buffer, offset, memoryview(data).cast("B"))
 
     # ---- kernels --------------------------------------------------------------------
     def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
@@ -239,10 +241,8 @@ class BrowserRuntime(GpuRuntime):
         if found is not None:
             self.stats.pipeline_cache_hits += 1
             return found
-        module = self.device.createShaderModule(_object({"code": source}))
-        pipeline = self.device.createComputePipeline(_object({
-            "layout": "auto", "compute": {"module": module, "entryPoint": entry}}))
-        found = self._pipelines[key] = (pipeline, pipeline.getBindGroupLayout(0))
+        pipeline, layout = self._bridge.pipeline(self.device, source, entry)
+        found = self._pipelines[key] = (pipeline, layout)
         self.stats.pipelines_compiled += 1
         return found
 
@@ -250,15 +250,12 @@ class BrowserRuntime(GpuRuntime):
                  grid: tuple[int, int, int]) -> None:
         """Record one dispatch into the open compute pass."""
         pipeline, layout = self._pipeline(source, entry)
-        group = self.device.createBindGroup(_object({"layout": layout, "entries": [
-            {"binding": k, "resource": {"buffer": b, "offset": o, "size": s}}
-            for k, (b, o, s) in sorted(bindings.items())]}))
         if self._pass is None:
             self._encoder = self.device.createCommandEncoder()
             self._pass = self._encoder.beginComputePass()
-        self._pass.setPipeline(pipeline)
-        self._pass.setBindGroup(0, group)
-        self._pass.dispatchWorkgroups(*grid)
+        flat = [v for k, (b, o, n) in sorted(bindings.items()) for v in (k, b, o, n)]
+        self._bound.update(id(b) for b, _, _ in bindings.values())
+        self._bridge.dispatch(self.device, self._pass, pipeline, layout, *grid, *flat)
         self.stats.dispatches += 1
         self._recorded += 1
         if self._recorded >= BATCH:
@@ -267,11 +264,11 @@ class BrowserRuntime(GpuRuntime):
     def _submit(self) -> None:
         if self._pass is None:
             return
-        self._pass.end()
-        self.device.queue.submit(_object([self._encoder.finish()]))
+        self._bridge.submit(self.device, self._encoder, self._pass)
         self.stats.submits += 1
         self._pass = self._encoder = None
         self._recorded = 0
+        self._bound.clear()
         doomed, self._doomed = self._doomed, []
         for buffer in doomed:
             buffer.destroy()
@@ -286,25 +283,14 @@ class BrowserRuntime(GpuRuntime):
         return run_sync(self.read_async(buffer, offset, size))
 
     async def read_async(self, buffer: Any, offset: int, size: int) -> bytes:
-        """Wait for the work issued so far, then copy `size` bytes out of `buffer` through a
-        mappable staging buffer."""
-        js = _ffi()[0]
+        """Wait for the work issued so far, then copy `size` bytes out of `buffer` (through
+        a mappable staging buffer)."""
         self._check()
         self._submit()
         self.stats.reads += 1
-        staging = self.device.createBuffer(_object({"size": size,
-                                                    "usage": self._staging_usage}))
         try:
-            encoder = self.device.createCommandEncoder()
-            encoder.copyBufferToBuffer(buffer, offset, staging, 0, size)
-            self.device.queue.submit(_object([encoder.finish()]))
-            try:
-                await staging.mapAsync(self._map_read)
-            except Exception as exc:  # a JsException: the device went away meanwhile
-                self._break(f"reading a WebGPU buffer failed ({exc})")
-            self._check()
-            data = js.Uint8Array.new(staging.getMappedRange()).to_bytes()
-            staging.unmap()
-        finally:
-            staging.destroy()
-        return data
+            data = await self._bridge.read(self.device, buffer, offset, size)
+        except Exception as exc:  # a JsException: the device went away meanwhile
+            self._break(f"reading a WebGPU buffer failed ({exc})")
+        self._check()
+        return data.to_bytes()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -101,14 +102,14 @@ def _row(case: str, unit: str, values: Sequence[float], best: Callable[..., floa
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(f"  {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
 def _inference(browser: Any, base: str, digit: list[int], repeat: int,
                quick: bool) -> list[Row]:
     rows = []
     for device, label in DEVICES:
-        _progress(f"  cold start and latency on {label} ...")
+        _progress(f"cold start and latency on {label} ...")
         starts: list[float] = []
         latencies: list[float] = []
         for _ in range(repeat):
@@ -129,7 +130,7 @@ def _training(browser: Any, base: str, seconds: float, repeat: int,
     context, page = _open(browser, f"{base}playground.html")
     ours = {}
     for device, label in DEVICES:
-        _progress(f"  pyburn training on {label} ...")
+        _progress(f"pyburn training on {label} ...")
         # flex takes about a second a step: one step a run is all a run needs
         wanted = seconds if device == "wgpu" else 0.0
         code = PYBURN_TRAIN.format(device=device, seconds=wanted, repeat=repeat)
@@ -139,7 +140,7 @@ def _training(browser: Any, base: str, seconds: float, repeat: int,
     version = page.evaluate("() => window.tfjsBench.version")
     theirs = {}
     for _, backend, _ in TRAIN_PEERS:
-        _progress(f"  TF.js training on {backend} ...")
+        _progress(f"TF.js training on {backend} ...")
         theirs[backend] = page.evaluate("([b, s, r]) => window.tfjsBench.train(b, s, r)",
                                         [backend, seconds, repeat])
     context.close()
@@ -169,5 +170,5 @@ def measure(settings: Settings) -> list[Row]:
 
 BENCHMARKS = (
     Benchmark("web", "chromium", "pyburn in headless Chromium (WebGPU, flex) vs TF.js 4.22: "
-              "cold start, latency, MLP training", measure, unavailable=unavailable_reason),
+              "cold start, latency, MLP training", measure, requires=unavailable_reason),
 )
