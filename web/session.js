@@ -60,12 +60,21 @@ export class Session {
 
   /**
    * Starts Python: Pyodide, micropip, the pyburn wheel, WebGPU. `baseURL` is the folder that
-   * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, gpu, jspi, seconds}.
+   * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, gpu, jspi, seconds, stages}
+   * (`stages`: the seconds each stage took).
    */
   async start(baseURL) {
     const started = performance.now();
     const base = new URL(baseURL, globalThis.location?.href);
-    const status = (stage, message) => this.emit("status", { stage, message });
+    const stages = {};
+    let stage = null;
+    let since = started;
+    const status = (next, message) => {
+      const now = performance.now();
+      if (stage) stages[stage] = (now - since) / 1000;
+      [stage, since] = [next, now];
+      this.emit("status", { stage: next, message });
+    };
 
     status("manifest", "reading pyburn-web.json");
     const manifest = await (await fetch(new URL(MANIFEST, base))).json();
@@ -104,15 +113,15 @@ export class Session {
     const versions = plain(pyodide.runPython(
       "import sys, pyburn; {'python': sys.version.split()[0], 'pyburn': pyburn.__version__}",
     ));
-    const ready = {
+    status("ready", "ready");
+    return {
       pyodide: pyodide.version,
       ...versions,
       gpu: this.gpu,
       jspi: HAS_JSPI,
       seconds: (performance.now() - started) / 1000,
+      stages,
     };
-    status("ready", "ready");
-    return ready;
   }
 
   /** Runs Python source in the session's namespace; resolves to its last expression's value. */

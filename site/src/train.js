@@ -23,10 +23,10 @@ window.trainDemo = page;
 function setState(state) {
   page.state = state;
   $("state").textContent = state;
-  const running = state === "training" || state === "paused";
+  const running = ["training", "pausing", "paused"].includes(state);
   $("start").disabled = running;
-  $("pause").disabled = !running;
   $("pause").textContent = state === "paused" ? "Resume" : "Pause";
+  $("pause").disabled = !running || state === "pausing";
   $("stop").disabled = !running;
   $("download").disabled = running || page.summary === null || page.summary.steps === 0;
   for (const input of $("devices").querySelectorAll("input, select")) input.disabled = running;
@@ -66,10 +66,15 @@ $("start").addEventListener("click", async () => {
     $("status").className = "status error";
   }
 });
+// The loop holds after the batch in flight, and says so with a "state" event.
+py.on("state", (state) => page.state !== "idle" && setState(state));
 $("pause").addEventListener("click", async () => {
-  const pausing = page.state === "training";
-  await py.call(pausing ? "pause" : "resume");
-  setState(pausing ? "paused" : "training");
+  if (page.state === "training") {
+    setState("pausing");
+    await py.call("pause");
+  } else {
+    await py.call("resume");
+  }
 });
 $("stop").addEventListener("click", () => py.call("stop"));
 $("download").addEventListener("click", async () => {

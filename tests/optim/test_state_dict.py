@@ -52,7 +52,11 @@ def test_round_trip_mid_run_continues_identically(dev, name, options):
     resumed_opt.load_state_dict(saved)
     _train(resumed_opt, resumed, grads[10:], dev)
     for p, q in zip(resumed, straight):
-        assert p.tolist() == q.tolist()
+        if "fusion" in dev.caps:  # kernels fused differently may round a last bit differently
+            assert p.reshape(-1).tolist() == pytest.approx(q.reshape(-1).tolist(), rel=1e-6,
+                                                           abs=1e-7)
+        else:
+            assert p.tolist() == q.tolist()
     assert resumed_opt.param_groups[1]["lr"] == 0.02
 
 

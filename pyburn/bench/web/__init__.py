@@ -5,9 +5,11 @@ What it measures, with the built site (``make site``) served from 127.0.0.1:
 
 - cold start to first prediction: a fresh browser context (empty cache) opens the
   draw-a-digit page, which starts Pyodide, installs the wheel, fetches the weights; a digit
-  is drawn and the clock stops when its probabilities are back (the goal: under 5 s);
-- per-image latency: the page's round trip for one digit (preprocessing, the worker, the
-  model, the read-back), WebGPU and flex;
+  is drawn and the clock stops when its probabilities are back (the goal: under 5 s); TF.js
+  does the same with the same CNN (random weights) on its webgpu and cpu backends;
+- per-image latency of that CNN: pyburn's time in the worker (the image to a tensor, the
+  model, the read-back of the probabilities) against TF.js's time for the same steps, and
+  the page's whole round trip (drawing to bars) in the case text;
 - training throughput of the MNIST MLP (784-128-10, batch 64, Adam): pyburn in the page
   (``in_page.py``) on WebGPU and flex, and TF.js (``tfjs.html``) on its webgpu, cpu and wasm
   backends; pyburn's WebGPU against TF.js's WebGPU on the same adapter (goal: at least 1x),
@@ -22,7 +24,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +49,24 @@ PASTE = """(pixels) => {
     pen.fillRect((i % 28) * 10, Math.floor(i / 28) * 10, 10, 10);
   });
 }"""
-ROUND_TRIP = """async () => {
+PREDICT = """async () => {
   const started = performance.now();
   await window.mnistDemo.predict();
-  return performance.now() - started;
+  return [performance.now() - started, window.mnistDemo.lastResult.ms, performance.now()];
 }"""
-FIRST_PREDICTION = "async () => { await window.mnistDemo.predict(); return performance.now(); }"
 PYBURN_TRAIN = """
 from pyburn.bench.web.in_page import train_throughput
 await train_throughput({device!r}, {seconds}, {repeat})
 """
-DEVICES = (("wgpu", "WebGPU"), ("flex", "flex"))
-#: pyburn's device against each TF.js backend, and the ratio goal (None: reported only)
+TFJS = "([name, ...args]) => window.tfjsBench[name](...args)"
+#: pyburn's devices, and the TF.js backend each is compared with at inference
+DEVICES = (("wgpu", "WebGPU", "webgpu"), ("flex", "flex", "cpu"))
+#: pyburn's device against each TF.js backend in training, and the ratio goal (None: none)
 TRAIN_PEERS = (("wgpu", "webgpu", Target("ratio", at_least=True, bound=1.0)),
                ("flex", "cpu", None), ("flex", "wasm", None))
 COLD_START_TARGET = Target("value", at_least=False, bound=5.0, unit="s")
+MODEL = "MNIST CNN"
+MLP = "MNIST MLP 784-128-10, batch 64, Adam"
 
 
 def unavailable_reason() -> str | None:
@@ -81,73 +86,92 @@ def _digit() -> list[int]:
     return images[0].reshape(784).tolist()
 
 
-def _open(browser: Any, url: str) -> tuple[Any, Any]:
-    """A fresh context (nothing cached) and its page at `url`, once the page is ready."""
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("body[data-ready]", timeout=READY_MS)
-    return context, page
+class _Browser:
+    """The browser, the served site, and pages opened in fresh contexts (nothing cached)."""
+
+    def __init__(self, browser: Any, base: str):
+        self.browser, self.base = browser, base
+
+    def open(self, path: str) -> tuple[Any, Any]:
+        """A fresh context and its page at `path`, once the page is ready."""
+        context = self.browser.new_context()
+        page = context.new_page()
+        page.goto(self.base + path)
+        page.wait_for_selector("body[data-ready]", timeout=READY_MS)
+        return context, page
+
+    def tfjs(self, *call: object) -> Any:
+        """``tfjsBench[name](...args)`` for `call` = (name, *args), in a fresh page."""
+        context, page = self.open("bench/tfjs.html")
+        try:
+            return page.evaluate(TFJS, list(call))
+        finally:
+            context.close()
 
 
-def _row(case: str, unit: str, values: Sequence[float], best: Callable[..., float],
-         peer: str = "-", peer_values: Sequence[float] | None = None,
-         target: Target | None = None, quick: bool = False) -> Row:
-    """A row from the runs measured in the browser (pyburn's and, if any, the peer's)."""
-    value = statistics.median(values)
-    peer_value = None if peer_values is None else statistics.median(peer_values)
-    ratio = None if peer_value is None else value / peer_value
-    return Row("web.chromium", case, unit, value, best(values), peer, peer_value, ratio,
-               target, quick)
+def _row(case: str, unit: str, values: Sequence[float], peer: str,
+         peer_values: Sequence[float], target: Target | None, quick: bool) -> Row:
+    """A row from the runs measured in the browser; "s" and "ms" are times (lower is
+    faster), other units rates."""
+    value, peer_value = statistics.median(values), statistics.median(peer_values)
+    is_time = unit in ("s", "ms")
+    ratio = peer_value / value if is_time else value / peer_value
+    return Row("web.chromium", case, unit, value, (min if is_time else max)(values), peer,
+               peer_value, ratio, target, quick)
 
 
 def _progress(message: str) -> None:
     print(f"  {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
-def _inference(browser: Any, base: str, digit: list[int], repeat: int,
+def _inference(web: _Browser, digit: list[int], version: str, repeat: int,
                quick: bool) -> list[Row]:
+    pixels = [v / 255 for v in digit]
+    count = 5 if quick else 20
     rows = []
-    for device, label in DEVICES:
-        _progress(f"cold start and latency on {label} ...")
-        starts: list[float] = []
-        latencies: list[float] = []
+    for device, label, backend in DEVICES:
+        _progress(f"cold start and latency on {label}, and TF.js on {backend} ...")
+        starts, model_ms, round_trips = [], [], []
         for _ in range(repeat):
-            context, page = _open(browser, f"{base}mnist.html?device={device}")
+            context, page = web.open(f"mnist.html?device={device}")
             page.evaluate(PASTE, digit)
-            starts.append(page.evaluate(FIRST_PREDICTION) / 1000)
-            latencies.extend(page.evaluate(ROUND_TRIP) for _ in range(5 if quick else 20))
+            starts.append(page.evaluate(PREDICT)[2] / 1000)
+            for _ in range(count):
+                round_trip, model, _ = page.evaluate(PREDICT)
+                round_trips.append(round_trip)
+                model_ms.append(model)
             context.close()
-        rows.append(_row(f"cold start to first prediction, {label}", "s", starts, min,
-                         target=COLD_START_TARGET, quick=quick))
-        rows.append(_row(f"per-image latency (MNIST CNN), {label}", "ms", latencies, min,
-                         quick=quick))
+        peer = f"TF.js {version} {backend}"
+        tfjs_starts = [web.tfjs("firstPrediction", backend, pixels) / 1000
+                       for _ in range(repeat)]
+        tfjs_ms = web.tfjs("latency", backend, pixels, count * repeat)
+        rows.append(_row(f"cold start to first prediction ({MODEL}), {label}", "s", starts,
+                         peer, tfjs_starts, COLD_START_TARGET, quick))
+        round_trip = statistics.median(round_trips)
+        rows.append(_row(f"per-image latency ({MODEL}), {label}; the page's round trip "
+                         f"{round_trip:.0f} ms", "ms", model_ms, peer, tfjs_ms, None, quick))
     return rows
 
 
-def _training(browser: Any, base: str, seconds: float, repeat: int,
+def _training(web: _Browser, version: str, seconds: float, repeat: int,
               quick: bool) -> list[Row]:
-    context, page = _open(browser, f"{base}playground.html")
+    context, page = web.open("playground.html")
     ours = {}
-    for device, label in DEVICES:
+    for device, label, _ in DEVICES:
         _progress(f"pyburn training on {label} ...")
-        # flex takes about a second a step: one step a run is all a run needs
+        # flex takes about a second a step: one round of steps is all a run needs
         wanted = seconds if device == "wgpu" else 0.0
         code = PYBURN_TRAIN.format(device=device, seconds=wanted, repeat=repeat)
         ours[device] = page.evaluate("(code) => window.pyburn.run(code)", code)
     context.close()
-    context, page = _open(browser, f"{base}bench/tfjs.html")
-    version = page.evaluate("() => window.tfjsBench.version")
-    theirs = {}
-    for _, backend, _ in TRAIN_PEERS:
+    rows = []
+    labels = {device: label for device, label, _ in DEVICES}
+    for device, backend, target in TRAIN_PEERS:
         _progress(f"TF.js training on {backend} ...")
-        theirs[backend] = page.evaluate("([b, s, r]) => window.tfjsBench.train(b, s, r)",
-                                        [backend, seconds, repeat])
-    context.close()
-    case = "MNIST MLP 784-128-10, batch 64, Adam"
-    return [_row(f"{case}, pyburn {dict(DEVICES)[device]}", "samples/s", ours[device], max,
-                 f"TF.js {version} {backend}", theirs[backend], target, quick)
-            for device, backend, target in TRAIN_PEERS]
+        theirs = web.tfjs("train", backend, seconds, repeat)
+        rows.append(_row(f"{MLP}, pyburn {labels[device]}", "samples/s", ours[device],
+                         f"TF.js {version} {backend}", theirs, target, quick))
+    return rows
 
 
 def measure(settings: Settings) -> list[Row]:
@@ -161,8 +185,12 @@ def measure(settings: Settings) -> list[Row]:
     with chromium.serve(mounts) as base, sync_playwright() as playwright:
         browser = chromium.launch(playwright)
         try:
-            rows = _inference(browser, base, digit, repeat, settings.quick)
-            rows += _training(browser, base, seconds, repeat, settings.quick)
+            web = _Browser(browser, base)
+            context, page = web.open("bench/tfjs.html")
+            version = page.evaluate("() => window.tfjsBench.version")
+            context.close()
+            rows = _inference(web, digit, version, repeat, settings.quick)
+            rows += _training(web, version, seconds, repeat, settings.quick)
         finally:
             browser.close()
     return rows

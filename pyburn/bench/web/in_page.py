@@ -2,8 +2,10 @@
 the same model, batch and optimizer as ``pyburn bench train`` and as the TF.js peer page
 (``tfjs.js``), timed the same way.
 
-A run trains for at least `seconds` of wall time, then waits for the device to finish (one
-read of a weight) before the clock stops: work still queued on the GPU is counted.
+A run trains in rounds of `ROUND` steps, each ended by a wait for the device (one read of a
+weight), until `seconds` of wall time have passed: work queued on a GPU is counted, and never
+more than a round of it piles up (TF.js's WebGPU backend would otherwise queue minutes of
+work in a few seconds). A training loop that reads its loss now and then does the same.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import time
 from ..inputs import Floats
 from ..train import BATCH, labels_for, pyburn_trainer
 
+#: training steps between two waits for the device
+ROUND = 5
+
 
 async def train_throughput(device: str, seconds: float, repeat: int) -> list[float]:
     """Samples per second of `repeat` runs of MLP training steps on `device`, after one
-    untimed step (which compiles the GPU's pipelines)."""
+    untimed step (which compiles the GPU's pipelines); `seconds` 0 makes one round a run."""
     images = Floats.random((BATCH, 1, 28, 28), seed=1)
     model, step = pyburn_trainer("mlp", images, labels_for(BATCH), device)
     bias = model.fc2.bias
@@ -31,8 +36,9 @@ async def train_throughput(device: str, seconds: float, repeat: int) -> list[flo
         steps = 0
         started = time.perf_counter()
         while steps == 0 or time.perf_counter() - started < seconds:
-            step()
-            steps += 1
-        await finished()
+            for _ in range(ROUND):
+                step()
+            await finished()
+            steps += ROUND
         rates.append(steps * BATCH / (time.perf_counter() - started))
     return rates

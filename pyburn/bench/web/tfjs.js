@@ -1,9 +1,11 @@
 // The TensorFlow.js peer of `pyburn bench web`: the MNIST MLP (784-128-10, with the inputs
 // normalised as pyburn's MnistMLP does), batches of 64, Adam at lr 1e-3, in a custom loop
 // with `optimizer.minimize` on one batch kept on the device, timed as in_page.py times
-// pyburn: steps for at least `seconds`, then one read of a weight to wait for the device.
+// pyburn: rounds of ROUND steps, each ended by a read of a weight (waiting for the device),
+// for at least `seconds`.
 
 const BATCH = 64;
+const ROUND = 5;
 const MEAN = 0.1307;
 const STD = 0.3081;
 
@@ -30,10 +32,61 @@ function trainer() {
   };
 }
 
-/** Samples per second of `repeat` runs on TF.js backend `backend` ("webgpu", "cpu", "wasm"). */
-async function train(backend, seconds, repeat) {
+// The draw-a-digit page's CNN (pyburn.models.MnistCNN: conv 3×3 8, batch norm, ReLU, max
+// pool, conv 3×3 16, batch norm, ReLU, max pool, 784-64, ReLU, 64-10), with random weights:
+// the time does not depend on their values.
+function cnn() {
+  const normal = (shape) => tf.randomNormal(shape, 0, 0.1);
+  const norm = (channels) => [tf.zeros([channels]), tf.ones([channels]), normal([channels]), tf.ones([channels])];
+  const w1 = normal([3, 3, 1, 8]);
+  const w2 = normal([3, 3, 8, 16]);
+  const [bn1, bn2] = [norm(8), norm(16)];
+  const fc1 = [normal([784, 64]), tf.zeros([64])];
+  const fc2 = [normal([64, 10]), tf.zeros([10])];
+  const block = (x, w, [mean, variance, offset, scale]) =>
+    tf.maxPool(tf.relu(tf.batchNorm(tf.conv2d(x, w, 1, "same"), mean, variance, offset, scale)), 2, 2, "valid");
+  /** The class probabilities of one image (784 values in [0, 1]), read back. */
+  return (image) => {
+    const probabilities = tf.tidy(() => {
+      let x = tf.tensor4d(image, [1, 28, 28, 1]).sub(MEAN).div(STD);
+      x = block(block(x, w1, bn1), w2, bn2).reshape([1, 784]);
+      x = tf.relu(x.matMul(fc1[0]).add(fc1[1]));
+      return tf.softmax(x.matMul(fc2[0]).add(fc2[1]));
+    });
+    return probabilities.data().finally(() => probabilities.dispose());
+  };
+}
+
+async function use(backend) {
   if (!(await tf.setBackend(backend))) throw new Error(`TF.js has no ${backend} backend here`);
   await tf.ready();
+}
+
+/** performance.now() once the first prediction of a fresh page is back (cold start). */
+async function firstPrediction(backend, image) {
+  await use(backend);
+  await cnn()(new Float32Array(image));
+  return performance.now();
+}
+
+/** Milliseconds of `count` predictions, after one untimed. */
+async function latency(backend, image, count) {
+  await use(backend);
+  const predict = cnn();
+  const pixels = new Float32Array(image);
+  await predict(pixels);
+  const times = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    await predict(pixels);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** Samples per second of `repeat` runs on TF.js backend `backend` ("webgpu", "cpu", "wasm"). */
+async function train(backend, seconds, repeat) {
+  await use(backend);
   const { step, finished } = trainer();
   step();
   await finished();
@@ -42,14 +95,14 @@ async function train(backend, seconds, repeat) {
     let steps = 0;
     const started = performance.now();
     while (steps === 0 || performance.now() - started < seconds * 1000) {
-      step();
-      steps += 1;
+      for (let i = 0; i < ROUND; i++) step();
+      await finished();
+      steps += ROUND;
     }
-    await finished();
     rates.push((steps * BATCH) / ((performance.now() - started) / 1000));
   }
   return rates;
 }
 
-window.tfjsBench = { train, version: tf.version.tfjs };
+window.tfjsBench = { firstPrediction, latency, train, version: tf.version.tfjs };
 document.body.dataset.ready = "true";

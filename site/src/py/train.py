@@ -3,8 +3,9 @@
 `resume` and `stop` (separate calls from the page) take effect at once.
 
 Progress goes to the page as events (``pyburn_web.emit``): "progress" after every batch
-(the loss and accuracy of the batch, samples per second) and "epoch" after every epoch (the
-accuracy on the held-out images). `weights` gives the trained weights as a safetensors file
+(the loss and accuracy of the batch, samples per second), "epoch" after every epoch (the
+accuracy on the held-out images), and "state" when training actually holds ("paused") and
+goes on ("training"). `weights` gives the trained weights as a safetensors file
 that ``pyburn.store.load`` reads on the desktop.
 """
 
@@ -80,8 +81,11 @@ async def train(device, hidden=64, epochs=3, batch_size=64, lr=1e-3):
     handed_over = time.perf_counter()
     for epoch in range(1, epochs + 1):
         for images, labels in loader:
-            while _state["paused"] and not _state["stopped"]:
-                await asyncio.sleep(0.05)
+            if _state["paused"]:
+                emit("state", "paused")  # the batch in flight when pause() came is done
+                while _state["paused"] and not _state["stopped"]:
+                    await asyncio.sleep(0.05)
+                emit("state", "training")
             if _state["stopped"]:
                 break
             started = time.perf_counter()
