@@ -4,8 +4,8 @@
 
 /**
  * What the build (`make site`, site/build.py) writes next to the pages as `pyburn-web.json`:
- * where Pyodide and the wheels are, relative to that file.
- * @typedef {{pyodide: string, wheels: string[]}} Manifest
+ * where Pyodide and the wheels are, relative to that file, and the Pyodide packages to load.
+ * @typedef {{pyodide: string, packages?: string[], wheels: string[]}} Manifest
  */
 
 const MANIFEST = "pyburn-web.json";
@@ -60,8 +60,9 @@ export class Session {
 
   /**
    * Starts Python: Pyodide, micropip, the pyburn wheel, WebGPU. `baseURL` is the folder that
-   * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, gpu, jspi, seconds, stages}
-   * (`stages`: the seconds each stage took).
+   * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, devices, gpu, jspi, seconds,
+   * stages} (`devices`: pyburn's available devices, fastest first; `stages`: the seconds each
+   * stage took).
    */
   async start(baseURL) {
     const started = performance.now();
@@ -95,7 +96,9 @@ export class Session {
     });
 
     status("micropip", "loading micropip");
-    await pyodide.loadPackage("micropip", { messageCallback: () => {} });
+    // numpy, where the site serves a full Pyodide distribution (the cpu device)
+    const packages = ["micropip", ...(manifest.packages ?? [])];
+    await pyodide.loadPackage(packages, { messageCallback: () => {} });
     status("pyburn", "installing pyburn");
     const micropip = pyodide.pyimport("micropip");
     try {
@@ -111,7 +114,8 @@ export class Session {
     this.globals = pyodide.globals.get("dict")();
     this.gpu = plain(await pyodide.runPythonAsync(CONNECT, { globals: this.globals }));
     const versions = plain(pyodide.runPython(
-      "import sys, pyburn; {'python': sys.version.split()[0], 'pyburn': pyburn.__version__}",
+      "import sys, pyburn\n{'python': sys.version.split()[0], 'pyburn': pyburn.__version__, " +
+        "'devices': [d.name for d in pyburn.available_devices()]}",
     ));
     status("ready", "ready");
     return {

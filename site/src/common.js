@@ -55,11 +55,15 @@ function showNotice(notice, text) {
 }
 
 /**
- * The WebGPU / flex switch: radio inputs named "device" inside `form`. WebGPU is disabled
- * when missing; the first choice comes from `?device=` in the URL, else WebGPU where there is
- * one. Returns a function giving the current choice ("wgpu" or "flex").
+ * The device switch: radio inputs named "device" inside `form` (WebGPU, flex, and cpu, shown
+ * only where the site serves numpy). WebGPU is disabled when missing; the first choice comes
+ * from `?device=` in the URL, else WebGPU where there is one. Returns a function giving the
+ * current choice ("wgpu", "flex" or "cpu").
  */
 export function deviceSwitch(form, py) {
+  for (const label of form.querySelectorAll("label[data-device]")) {
+    label.hidden = !py.info.devices.includes(label.dataset.device);
+  }
   const inputs = [...form.querySelectorAll('input[name="device"]')];
   const gpuInput = inputs.find((i) => i.value === "wgpu");
   const fallBack = () => {

@@ -5,6 +5,7 @@ import { deviceSwitch, runFile, startPyburn } from "./common.js";
 import { mnistPixels, showPixels } from "./digit.js";
 
 const $ = (id) => document.getElementById(id);
+const DEVICE_NAMES = { wgpu: "WebGPU", flex: "flex", cpu: "cpu (numpy)" };
 const canvas = $("canvas");
 const pen = canvas.getContext("2d");
 
@@ -106,8 +107,7 @@ async function predictOnce() {
   demo.lastResult = result;
   const p = result.probabilities;
   $("answer").textContent = p.indexOf(Math.max(...p));
-  const where = result.device === "wgpu" ? "WebGPU" : "flex";
-  $("timing").textContent = `${result.ms.toFixed(1)} ms on ${where}`;
+  $("timing").textContent = `${result.ms.toFixed(1)} ms on ${DEVICE_NAMES[result.device]}`;
   drawBars(p);
 }
 
