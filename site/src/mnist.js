@@ -7,7 +7,8 @@ import { mnistPixels, showPixels } from "./digit.js";
 const $ = (id) => document.getElementById(id);
 const DEVICE_NAMES = { wgpu: "WebGPU", flex: "flex", cpu: "cpu (numpy)" };
 const canvas = $("canvas");
-const pen = canvas.getContext("2d");
+// Read back after every stroke (digit.js), so kept in memory the CPU reads fastest.
+const pen = canvas.getContext("2d", { willReadFrequently: true });
 
 function clear() {
   pen.fillStyle = "#000";

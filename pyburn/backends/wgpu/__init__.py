@@ -81,9 +81,13 @@ def adapters() -> list[tuple[AdapterInfo, Limits]]:
 
 def priority() -> int:
     """Where wgpu goes in the default device order: before cpu with a hardware adapter,
-    after it with only a software one."""
+    after it with only a software one. In a browser WebGPU always comes first: numpy
+    there is WebAssembly without threads, and even a software adapter (SwiftShader) runs
+    kernels on several cores."""
     found = adapters()
-    return HARDWARE_PRIORITY if found and not found[0][0].is_software else SOFTWARE_PRIORITY
+    if IN_BROWSER or (found and not found[0][0].is_software):
+        return HARDWARE_PRIORITY
+    return SOFTWARE_PRIORITY
 
 
 #: the runtimes of the backends `create` made, for `stats`

@@ -49,13 +49,6 @@ _reason = ("WebGPU is not connected yet: `await pyburn.backends.wgpu.browser.con
            "first (the web loader in web/ does it at start-up)")
 
 
-def _ffi() -> tuple[Any, Any, Any, Any]:
-    import js  # type: ignore[import-not-found]
-    from pyodide.ffi import create_once_callable, create_proxy, to_js  # type: ignore[import]
-
-    return js, to_js, create_proxy, create_once_callable
-
-
 @functools.cache
 def _bridge() -> Any:
     """The JavaScript helpers of `bridge.js` (shipped next to this file), evaluated once."""
@@ -67,7 +60,9 @@ def _bridge() -> Any:
 def _object(value: Any) -> Any:
     """`value` (dicts and lists, nested) as JavaScript objects and arrays, as WebGPU wants
     descriptors (Pyodide's default would turn dicts into Maps)."""
-    js, to_js, _, _ = _ffi()
+    import js  # type: ignore[import-not-found]
+    from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
     return to_js(value, dict_converter=js.Object.fromEntries)
 
 
@@ -124,7 +119,7 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
 
 async def _request(on_lost: Callable[[str], Any] | None) -> BrowserRuntime | str:
     """A runtime on the browser's adapter, or why there can be none."""
-    js = _ffi()[0]
+    import js  # type: ignore[import-not-found]
     from pyodide.ffi import JsException  # type: ignore[import-not-found]
 
     gpu = getattr(js.navigator, "gpu", None)
@@ -168,7 +163,8 @@ class BrowserRuntime(GpuRuntime):
 
     def __init__(self, adapter: Any, device: Any, features: frozenset[str],
                  on_lost: Callable[[str], Any] | None = None):
-        _, _, create_proxy, create_once_callable = _ffi()
+        from pyodide.ffi import create_once_callable, create_proxy  # type: ignore[import]
+
         self.adapter = adapter
         self.device = device
         self.info = adapter_info(adapter)

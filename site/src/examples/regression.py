@@ -20,4 +20,4 @@ for step in range(1, 61):
     optimizer.step()
     if step % 10 == 0:
         print(f"step {step:2d}  loss {loss.item():.5f}")
-print(f"learned y = {model.weight.item():.4f} x + {model.bias.item():.4f} (true: 3 x - 1)")
+print(f"learned y = {model.weight.item():.4f} x {model.bias.item():+.4f}  (true: y = 3 x - 1)")
