@@ -7,6 +7,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
+from ..strided import flip_view, slice_view
 from .storage import TYPECODE, Buf, Shape, contiguous_strides, element_offsets, numel, scalar
 
 
@@ -38,26 +39,13 @@ def expand(x: Buf, shape: Shape) -> Buf:
 
 
 def slice_(x: Buf, starts: Sequence[int], stops: Sequence[int], steps: Sequence[int]) -> Buf:
-    """Basic slicing on every axis (``0 <= start <= stop <= size``, step >= 1)."""
-    offset = x.offset
-    shape = []
-    strides = []
-    for start, stop, step, stride in zip(starts, stops, steps, x.strides, strict=True):
-        shape.append(max(0, -(-(stop - start) // step)))
-        strides.append(stride * step)
-        offset += start * stride
-    return x.view(tuple(shape), tuple(strides), offset)
+    """Basic slicing on every axis (``0 <= start <= stop <= size``, step >= 1): a view."""
+    return slice_view(x, starts, stops, steps)
 
 
 def flip(x: Buf, axes: Sequence[int]) -> Buf:
-    """Reverse the order of elements along `axes`: start at the far end, negate the stride."""
-    offset = x.offset
-    strides = list(x.strides)
-    for a in axes:
-        if x.shape[a] > 0:
-            offset += (x.shape[a] - 1) * strides[a]
-            strides[a] = -strides[a]
-    return x.view(x.shape, tuple(strides), offset)
+    """Reverse the order of elements along `axes`: a view."""
+    return flip_view(x, axes)
 
 
 def pad(x: Buf, pads: Sequence[tuple[int, int]], value: float | int | bool) -> Buf:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..strided import flip_view, slice_view
 from .creation import full
 from .elementwise import contiguous, copy_into
 from .handle import GpuTensor, Shape, contiguous_strides
@@ -32,25 +33,13 @@ def expand(x: GpuTensor, shape: Shape) -> GpuTensor:
 
 def slice_(x: GpuTensor, starts: Sequence[int], stops: Sequence[int],
            steps: Sequence[int]) -> GpuTensor:
-    """Basic slicing on every axis (``0 <= start <= stop <= size``, step >= 1)."""
-    offset = x.offset
-    shape, strides = [], []
-    for start, stop, step, stride in zip(starts, stops, steps, x.strides):
-        shape.append(max(0, -(-(stop - start) // step)))
-        strides.append(stride * step)
-        offset += start * stride
-    return x.view(tuple(shape), tuple(strides), offset)
+    """Basic slicing on every axis (``0 <= start <= stop <= size``, step >= 1): a view."""
+    return slice_view(x, starts, stops, steps)
 
 
 def flip(x: GpuTensor, axes: Sequence[int]) -> GpuTensor:
-    """Start at the far end of each axis in `axes` and step backwards."""
-    offset = x.offset
-    strides = list(x.strides)
-    for a in axes:
-        if x.shape[a] > 0:
-            offset += (x.shape[a] - 1) * strides[a]
-            strides[a] = -strides[a]
-    return x.view(x.shape, tuple(strides), offset)
+    """Reverse the order of elements along `axes`: a view."""
+    return flip_view(x, axes)
 
 
 def pad(gpu: Gpu, x: GpuTensor, pads: Sequence[tuple[int, int]],
