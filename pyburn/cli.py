@@ -17,6 +17,7 @@ import pyburn
 from . import bench
 from .device import default_device, device_report
 from .errors import PyburnError
+from .onnx import cli as onnx_cli
 from .train import mnist_job, plot
 
 _EPILOG = """\
@@ -27,6 +28,7 @@ examples:
   pyburn train mnist               train the MNIST CNN (what `make demo` runs), save its weights
   pyburn train mnist --model mlp --epochs 1 --run-dir runs/mlp
   pyburn plot runs/mlp             training curves of a Learner's run_dir, as SVG
+  pyburn onnx convert model.onnx -o out/   an ONNX model as pyburn Python code + weights
 """
 
 
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(commands)
     mnist_job.add_parser(commands)
     plot.add_parser(commands)
+    onnx_cli.add_parser(commands)
     return parser
 
 

@@ -328,14 +328,15 @@ BINARY.update({k: replace(BINARY[k], grad=f) for k, f in _BINARY_GRADS.items()})
 
 # ---- WGSL (the wgpu backend's kernels) --------------------------------------------------------
 # Plain builtins where they are IEEE-correct; `pb_` helpers where a GPU compiler may drop NaN
-# checks, where WGSL leaves a case undefined (integer division by zero), or where a builtin
-# loses accuracy near zero (expm1, log1p, sinh, tanh, ...).
+# checks, where WGSL leaves a case undefined (integer division by zero; exp and log of NaN,
+# infinities, zero or negative numbers), or where a builtin loses accuracy (near zero: expm1,
+# log1p, sinh, tanh, ...; sin, cos and tan everywhere in Chrome).
 _UNARY_WGSL: dict[str, str] = {
     "neg": "pb_neg_{{T}}(x)", "abs": "abs(x)", "sign": "pb_sign_{{T}}(x)",
-    "exp": "exp(x)", "exp2": "exp2(x)", "expm1": "pb_expm1(x)",
-    "log": "log(x)", "log2": "log2(x)", "log1p": "pb_log1p(x)",
+    "exp": "pb_exp(x)", "exp2": "pb_exp2(x)", "expm1": "pb_expm1(x)",
+    "log": "pb_log(x)", "log2": "pb_log2(x)", "log1p": "pb_log1p(x)",
     "sqrt": "sqrt(x)", "rsqrt": "1.0 / sqrt(x)", "reciprocal": "1.0 / x",
-    "sin": "sin(x)", "cos": "cos(x)", "tan": "tan(x)",
+    "sin": "pb_sin(x)", "cos": "pb_cos(x)", "tan": "pb_tan(x)",
     "asin": "pb_asin(x)", "acos": "pb_acos(x)", "atan": "pb_atan(x)",
     "sinh": "pb_sinh(x)", "cosh": "pb_cosh(x)", "tanh": "pb_tanh(x)",
     "asinh": "pb_asinh(x)", "acosh": "pb_acosh(x)", "atanh": "pb_atanh(x)", "erf": "pb_erf(x)",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections import namedtuple
+from dataclasses import dataclass
 from typing import Any
 
+from . import buffer
 from .dtypes import int32
 from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
 from .math_ops import binary, operand, where
@@ -31,18 +34,147 @@ def _index_tensor(index: Any, device) -> Tensor:
 
 
 def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = True) -> Tensor:
-    """`index` with negative entries wrapped (if allowed) after checking every entry lies in
-    ``[-size, size)`` (``[0, size)`` without negatives); raises IndexOutOfRange otherwise."""
+    """`index` with negative entries wrapped (if allowed), once every entry is known to lie
+    in ``[-size, size)`` (``[0, size)`` without negatives); raises IndexOutOfRange otherwise.
+
+    Where the values are at hand (cpu, flex) the check reads the index's bounds and raises
+    here, before anything runs. On a GPU (wgpu) reading them would wait for all the work
+    queued so far, so the bounds are computed there and read with the next read from that
+    GPU, which raises instead (`_GpuChecks`; docs/api.md, "Indexing")."""
     if index.numel() == 0:
         return index
-    low, high = index.amin().item(), index.amax().item()
     floor = -size if allow_negative else 0
-    if low < floor or high >= size:
-        bad = low if low < floor else high
-        raise IndexOutOfRange(f"{what}: index {bad} is out of range for size {size}")
-    if low < 0:
+    gpu = getattr(index.device.backend, "gpu", None)
+    if gpu is None:
+        low, high = index.amin().item(), index.amax().item()
+        if low < floor or high >= size:
+            raise IndexOutOfRange(_out_of_range(what, low, high, floor, size))
+        wrap_negatives = low < 0
+    else:
+        _GpuChecks.of(gpu).add(index, floor, size, what)
+        wrap_negatives = allow_negative and index.dtype.is_integer and index.dtype.itemsize > 1
+    if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
     return index
+
+
+def _out_of_range(what: str, low: int, high: int, floor: int, size: int) -> str:
+    return f"{what}: index {low if low < floor else high} is out of range for size {size}"
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One deferred range check: what `_out_of_range` needs, and where it was asked for."""
+
+    what: str
+    floor: int
+    size: int
+    caller: str
+
+
+def _caller() -> str:
+    """The outermost pyburn function on the stack and the line of user code that called it:
+    where a deferred error was caused (`cross_entropy() at train.py:93`)."""
+    frame, name = sys._getframe(1), "?"
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("pyburn."):
+        name, frame = frame.f_code.co_name, frame.f_back
+    return f"{name}()" if frame is None else \
+        f"{name}() at {frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class _GpuChecks:
+    """The pending range checks of index tensors on one GPU: a `ReadHook` of its `Gpu`
+    (pyburn/backends/wgpu/transfer.py), settled by the GPU's next read.
+
+    Reading an index's bounds at once would make every gather wait for the GPU to finish
+    the work queued before it: four waits per training step with cross_entropy (its gather
+    and backward's scatter_add), 182 ms a step instead of 69 in Chromium. Here each check
+    queues two reductions (the index's min and max), and the next read fetches the bounds
+    of every pending check at once and raises for the first that failed. Until then the
+    op has run with indices out of range: what a GPU does with those is its own (WebGPU
+    clamps or drops the accesses; nothing outside the tensors is touched), and the tensors
+    computed from it hold unspecified values.
+    """
+
+    #: pending bounds are joined into one tensor past this many pieces (a loop that never
+    #: reads holds one small tensor, not one per check)
+    JOIN_AT = 64
+
+    def __init__(self, backend: Any):
+        self.backend = backend
+        self.checks: list[_Check] = []
+        self.bounds: list[Any] = []  # 1-d int32 handles: (min, max) per check, in order
+        # (index, its handle, floor, size) of the checks since the last join: backward's
+        # scatter_add checks the index that forward's gather checked
+        self.recent: list[tuple[Tensor, Any, int, int]] = []
+
+    @classmethod
+    def of(cls, gpu: Any) -> _GpuChecks:
+        """The checks of `gpu`, registered as its read hook on first use."""
+        for hook in gpu.read_hooks:
+            if isinstance(hook, cls):
+                return hook
+        hook = cls(gpu_backend(gpu))
+        gpu.read_hooks.append(hook)
+        return hook
+
+    def add(self, index: Tensor, floor: int, size: int, what: str) -> None:
+        """Queue the check that every entry of `index` lies in ``[floor, size)``."""
+        key = (index, index._h, floor, size)
+        if any(all(a is b or a == b for a, b in zip(key, seen)) for seen in self.recent):
+            return
+        be = self.backend
+        h = index._h if index.dtype is int32 else be.cast(index._h, int32)
+        axes = tuple(range(index.ndim))
+        self.bounds += [be.reshape(be.reduce(op, h, axes), (1,)) for op in ("min", "max")]
+        self.checks.append(_Check(what, floor, size, _caller()))
+        self.recent.append(key)
+        if len(self.bounds) > self.JOIN_AT:
+            self.bounds, self.recent = [be.cat(self.bounds, 0)], []
+
+    def _take(self) -> tuple[list[_Check], Any]:
+        """The pending checks and their bounds as one handle; nothing is pending after."""
+        checks, bounds = self.checks, self.bounds
+        self.checks, self.bounds, self.recent = [], [], []
+        return checks, bounds[0] if len(bounds) == 1 else self.backend.cat(bounds, 0)
+
+    def _judge(self, checks: list[_Check], data: bytes) -> None:
+        values = buffer.unpack(data, int32)
+        for k, check in enumerate(checks):
+            low, high = values[2 * k], values[2 * k + 1]
+            if low < check.floor or high >= check.size:
+                raise IndexOutOfRange(
+                    f"{_out_of_range(check.what, low, high, check.floor, check.size)} (in "
+                    f"{check.caller}; on a GPU indices are checked there, and an error shows "
+                    "at the next read)")
+
+    def settle(self) -> None:
+        """Read the pending bounds (blocking); raise for the first failed check."""
+        if self.checks:
+            checks, bounds = self._take()
+            self._judge(checks, self._read(checks, bounds, self.backend.to_bytes))
+
+    async def settle_async(self) -> None:
+        """Awaitable `settle`."""
+        if self.checks:
+            checks, bounds = self._take()
+            try:
+                data = await self.backend.to_bytes_async(bounds, (2 * len(checks),), int32)
+            except BaseException:
+                self._restore(checks, bounds)
+                raise
+            self._judge(checks, data)
+
+    def _read(self, checks: list[_Check], bounds: Any, read: Any) -> bytes:
+        try:
+            return read(bounds, (2 * len(checks),), int32)
+        except BaseException:
+            self._restore(checks, bounds)
+            raise
+
+    def _restore(self, checks: list[_Check], bounds: Any) -> None:
+        """Put back checks whose read failed (a ReadbackError: the next read settles them)."""
+        self.checks[:0], self.bounds[:0] = checks, [bounds]
 
 
 # ---- __getitem__ ---------------------------------------------------------------------------

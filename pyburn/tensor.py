@@ -371,6 +371,11 @@ def wrap(handle: Any, shape: Shape, dtype: DType, device: Device) -> Tensor:
     return t
 
 
+#: the ONNX exporter's tracer while ``pyburn.onnx.export`` runs a forward pass, else None;
+#: `result` and ``Module.__call__`` report to it (pyburn/onnx/export/trace.py)
+_tracer: Any = None
+
+
 def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Tensor, ...],
            **ctx: Any) -> Tensor:
     """The Tensor for the output of a differentiable primitive: on an autodiff device it is
@@ -383,6 +388,8 @@ def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Ten
             if t.requires_grad:  # the cheap test first: inference records nothing
                 record(out, rule, inputs, ctx)
                 break
+    if _tracer is not None:
+        _tracer.primitive(out, rule, inputs, ctx)
     return out
 
 

@@ -214,6 +214,29 @@ def _max_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Gra
     return (flat.scatter_add(-1, positions, g.reshape(lead + (-1,))).reshape(x.shape),)
 
 
+def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """From the output y (computed again, so that a second derivative sees it depend on x):
+    ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) * sum(g)``."""
+    from ..nn.functional import capability
+
+    dim = ctx["dim"]
+    y = capability.softmax(inputs[0], dim, ctx["log"])
+    if ctx["log"]:
+        return (g - y.exp() * g.sum(dim, keepdim=True),)
+    return (y * (g - (g * y).sum(dim, keepdim=True)),)
+
+
+def _layer_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """``rstd * (g - mean(g) - y * mean(g * y))`` over the normalised dims, with y the
+    output and rstd the reciprocal standard deviation, both from x in tensor ops."""
+    x = inputs[0]
+    dims = tuple(range(x.ndim - ctx["ndims"], x.ndim))
+    centred = x - x.mean(dims, keepdim=True)
+    rstd = ((centred * centred).mean(dims, keepdim=True) + ctx["eps"]).rsqrt()
+    y = centred * rstd
+    return (rstd * (g - g.mean(dims, keepdim=True) - y * (g * y).mean(dims, keepdim=True)),)
+
+
 def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     from .api import recompute_grads
 
@@ -228,6 +251,7 @@ RULES: dict[str, Rule] = {
     "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
     "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
+    "softmax": _softmax, "layer_norm": _layer_norm,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
 RULES.update({f"binary:{name}": _binary(name) for name in BINARY})

@@ -9,6 +9,7 @@ registration order, which is PyTorch's order, so weights map one to one between 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,9 @@ from ..dtypes import as_dtype, default_int
 from ..errors import ArgumentError, DTypeError, PyburnError, ShapeError
 from ..tensor import Tensor
 from .parameter import Parameter, as_value, rebind
+
+#: the tensor layer's module (the name ``pyburn.tensor`` is the creation function)
+tensor_layer = sys.modules[Tensor.__module__]
 
 __all__ = ["LoadResult", "Module", "Parameter"]
 
@@ -110,6 +114,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tensor_layer._tracer is not None:  # pyburn.onnx.export is tracing this call
+            return tensor_layer._tracer.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # ---- registration ----------------------------------------------------------------------

@@ -396,6 +396,59 @@ fn pb_shr_u32(a: u32, b: u32) -> u32 {
     return select(0u, a >> (b & 31u), b < 32u);
 }
 
+// ---- exp and log with IEEE special values ------------------------------------------------
+// WGSL leaves a builtin's result undefined for NaN or infinite arguments and on overflow, and
+// implementations differ: Chrome's (SwiftShader) exp(NaN) is inf, log2(NaN) 128.6, log2(0)
+// -127 and log(-x) log(x). Within their domain the builtins are accurate enough (WGSL
+// promises 3 + 2|x| ULP for exp, 3 ULP or 2^-21 absolute for log), so these only guard.
+fn pb_exp(x: f32) -> f32 {
+    if (pb_isnan(x)) {
+        return x;
+    }
+    if (x > 88.72284) {  // past log(largest float32)
+        return pb_inf();
+    }
+    if (x < -104.0) {  // below log(smallest subnormal / 2)
+        return 0.0;
+    }
+    return exp(x);
+}
+
+fn pb_exp2(x: f32) -> f32 {
+    if (pb_isnan(x)) {
+        return x;
+    }
+    if (x >= 128.0) {
+        return pb_inf();
+    }
+    if (x < -150.0) {
+        return 0.0;
+    }
+    return exp2(x);
+}
+
+// NaN for NaN and negative x (-0 included in neither: log(-0) is -inf), -inf at 0, inf at inf.
+fn pb_log_special(x: f32) -> f32 {
+    if (pb_isnan(x) || x < 0.0) {
+        return pb_nan();
+    }
+    return select(x, -pb_inf(), x == 0.0);
+}
+
+fn pb_log(x: f32) -> f32 {
+    if (!pb_isfinite(x) || x <= 0.0) {
+        return pb_log_special(x);
+    }
+    return log(x);
+}
+
+fn pb_log2(x: f32) -> f32 {
+    if (!pb_isfinite(x) || x <= 0.0) {
+        return pb_log_special(x);
+    }
+    return log2(x);
+}
+
 // ---- transcendental functions that WGSL lacks or computes inaccurately near zero ---------
 // exp(x) - 1: a Taylor polynomial where exp(x) - 1 would cancel (|x| < 0.5; the first
 // omitted term is below 3e-10 of the result).
@@ -406,13 +459,13 @@ fn pb_expm1(x: f32) -> f32 {
             + x * (1.0 / 362880.0))))))));
         return x * p;
     }
-    return exp(x) - 1.0;
+    return pb_exp(x) - 1.0;
 }
 
 // log(1 + x): Kahan's correction for the rounding of 1 + x.
 fn pb_log1p(x: f32) -> f32 {
-    if (pb_isinf(x) && x > 0.0) {
-        return x;
+    if (!pb_isfinite(x) || x <= -1.0) {
+        return pb_log_special(x + 1.0);
     }
     let u = 1.0 + x;
     if (u == 1.0) {
@@ -422,13 +475,16 @@ fn pb_log1p(x: f32) -> f32 {
 }
 
 fn pb_sinh(x: f32) -> f32 {
+    if (!pb_isfinite(x)) {
+        return x;
+    }
     let a = abs(x);
     var s: f32;
     if (a < 1.0) {
         let t = pb_expm1(a);
         s = 0.5 * (t + t / (t + 1.0));
     } else if (a > 80.0) {
-        s = exp(a - 0.6931471805599453);  // e**a / 2 without overflowing early
+        s = pb_exp(a - 0.6931471805599453);  // e**a / 2 without overflowing early
     } else {
         let e = exp(a);
         s = 0.5 * (e - 1.0 / e);
@@ -438,11 +494,129 @@ fn pb_sinh(x: f32) -> f32 {
 
 fn pb_cosh(x: f32) -> f32 {
     let a = abs(x);
+    if (!pb_isfinite(x)) {
+        return a;
+    }
     if (a > 80.0) {
-        return exp(a - 0.6931471805599453);
+        return pb_exp(a - 0.6931471805599453);
     }
     let e = exp(a);
     return 0.5 * (e + 1.0 / e);
+}
+
+// ---- sin, cos and tan ---------------------------------------------------------------------
+// WGSL promises sin and cos only to 2^-11 absolute on [-pi, pi] and nothing outside it;
+// Chrome's (SwiftShader) are off by 2e-5 at x = 1. These reduce x to r = x - k * pi/2 with
+// |r| <= pi/4, then evaluate Taylor polynomials of r (the first omitted terms are below
+// 1e-11): within 1.1e-7 of the true value for every finite float32.
+// The reduction, returned as (r, k mod 4): below 2^16, Cody and Waite's, with pi/2 in four
+// float32 parts, the first three of 8 bits, so that each k * part is exact (|k| < 2^16);
+// from 2^16 on, Payne and Hanek's (pb_half_pi_reduce_large).
+fn pb_half_pi_reduce(x: f32) -> vec2<f32> {
+    if (abs(x) >= 65536.0) {
+        return pb_half_pi_reduce_large(x);
+    }
+    let k = round(x * 0.63661977);
+    var r = x - k * 1.5703125;
+    r -= k * 4.8255920410156250e-4;
+    r -= k * 1.2665987014770508e-6;
+    r -= k * 9.9209362947050300e-10;
+    return vec2<f32>(r, k - 4.0 * floor(k * 0.25));  // exact: k is an integer
+}
+
+// The full 64-bit product of two u32, as (high word, low word).
+fn pb_mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let ll = (a & 0xffffu) * (b & 0xffffu);
+    let lh = (a & 0xffffu) * (b >> 16u);
+    let hl = (a >> 16u) * (b & 0xffffu);
+    let mid = (ll >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+    let high = (a >> 16u) * (b >> 16u) + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
+    return vec2<u32>(high, (mid << 16u) | (ll & 0xffffu));
+}
+
+// pb_half_pi_reduce for finite |x| >= 2^16, in integers: |x| = m * 2^e (m the 24-bit
+// mantissa), and x * 2/pi mod 4 needs only the bits of 2/pi from weight 2^(1-e) on (earlier
+// ones add multiples of 4). m times a 96-bit window of 2/pi starting at weight 2^(31-e) is
+// |x| * 2/pi * 2^64, less such multiples, to within 2^-40: its second word holds k mod 4,
+// its last two the fraction.
+fn pb_half_pi_reduce_large(x: f32) -> vec2<f32> {
+    // 2/pi in binary after 64 zero bits: its bit of weight 2^-j is bit j + 63 here
+    var table = array<u32, 9>(0u, 0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                              0xdb629599u, 0x3c439041u, 0xfe5163abu);
+    let bits = bitcast<u32>(x) & 0x7fffffffu;
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    let start = (bits >> 23u) - 118u;  // the window's first bit: (31 - e) + 63
+    let at = start >> 5u;
+    let shift = start & 31u;
+    // (word >> 1) >> (31 - shift): a shift by 32 - shift that gives 0 for shift 0
+    let w0 = (table[at] << shift) | ((table[at + 1u] >> 1u) >> (31u - shift));
+    let w1 = (table[at + 1u] << shift) | ((table[at + 2u] >> 1u) >> (31u - shift));
+    let w2 = (table[at + 2u] << shift) | ((table[at + 3u] >> 1u) >> (31u - shift));
+    let p1 = pb_mul_wide(m, w1);
+    let p2 = pb_mul_wide(m, w2);
+    var low = p2.y;
+    var high = p1.y + p2.x;
+    var q = (m * w0 + p1.x + select(0u, 1u, high < p1.y)) & 3u;
+    var sign = 1.0;
+    if (high >= 0x80000000u) {  // a fraction of one half or more: count from the next k
+        q = (q + 1u) & 3u;
+        low = ~low + 1u;
+        high = ~high + select(0u, 1u, low == 0u);
+        sign = -1.0;
+    }
+    let r = sign * (f32(high) + f32(low) * 2.3283064e-10) * 2.3283064e-10 * 1.5707964;
+    if (x < 0.0) {
+        return vec2<f32>(-r, f32((4u - q) & 3u));
+    }
+    return vec2<f32>(r, f32(q));
+}
+
+// sin(r) and cos(r) for |r| <= pi/4 (a little more after rounding).
+fn pb_sincos_reduced(r: f32) -> vec2<f32> {
+    let r2 = r * r;
+    let s = r + r * r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0
+        + r2 * (1.0 / 362880.0 + r2 * (-1.0 / 39916800.0)))));
+    let c = 1.0 - 0.5 * r2 + r2 * r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (1.0 / 40320.0
+        + r2 * (-1.0 / 3628800.0 + r2 * (1.0 / 479001600.0)))));
+    return vec2<f32>(s, c);
+}
+
+// (sin x, cos x) of a finite x.
+fn pb_sincos(x: f32) -> vec2<f32> {
+    let reduced = pb_half_pi_reduce(x);
+    let sc = pb_sincos_reduced(reduced.x);
+    let q = u32(reduced.y);
+    // a quarter turn maps (sin, cos) to (cos, -sin)
+    let turned = select(sc, vec2<f32>(sc.y, -sc.x), (q & 1u) == 1u);
+    return select(turned, -turned, q >= 2u);
+}
+
+fn pb_sin(x: f32) -> f32 {
+    if (!pb_isfinite(x)) {
+        return pb_nan();
+    }
+    if (abs(x) < 0.000244140625) {  // 2^-12: sin x rounds to x (and -0 stays -0)
+        return x;
+    }
+    return pb_sincos(x).x;
+}
+
+fn pb_cos(x: f32) -> f32 {
+    if (!pb_isfinite(x)) {
+        return pb_nan();
+    }
+    return pb_sincos(x).y;
+}
+
+fn pb_tan(x: f32) -> f32 {
+    if (!pb_isfinite(x)) {
+        return pb_nan();
+    }
+    if (abs(x) < 0.000244140625) {
+        return x;
+    }
+    let sc = pb_sincos(x);
+    return sc.x / sc.y;
 }
 
 fn pb_tanh(x: f32) -> f32 {
@@ -459,7 +633,7 @@ fn pb_asinh(x: f32) -> f32 {
     let a = abs(x);
     var r: f32;
     if (a > 1e18) {
-        r = log(a) + 0.6931471805599453;
+        r = pb_log(a) + 0.6931471805599453;
     } else {
         let s = a * a;
         r = pb_log1p(a + s / (1.0 + sqrt(1.0 + s)));
@@ -472,7 +646,7 @@ fn pb_acosh(x: f32) -> f32 {
         return pb_nan();
     }
     if (x > 1e18) {
-        return log(x) + 0.6931471805599453;
+        return pb_log(x) + 0.6931471805599453;
     }
     let t = x - 1.0;
     return pb_log1p(t + sqrt(t * (x + 1.0)));

@@ -1,13 +1,22 @@
 // Elementwise map: out[i] = value, for every point i of the iteration space, every operand
 // read or written through its own offset and strides (so views need no copies). Unary,
-// binary and ternary ops, casts, copies, fills and pads are all this kernel.
+// binary and ternary ops, casts, copies, fills, pads and fused chains are all this kernel.
+//
+// Each invocation computes `unroll` points, `workgroup` apart: neighbouring invocations
+// touch neighbouring elements (coalesced on GPUs), and an input that is the same at every
+// point (a scalar, or anything broadcast over the whole space) is loaded once for all of
+// them. On llvmpipe, where every invocation pays for its setup and every load for its
+// bounds check, that is most of the cost of a long fused chain.
 //
 // Placeholders
-//   workgroup  threads per workgroup
-//   out_type   stored element type of `out`
-//   inputs     declarations of the inputs, `in1` at binding 2, `in2` at binding 3, ...
-//   loads      statements reading them: `let a = in1[at(i, rank, 1)];`
-//   value      the element stored to out[...], from the loaded values
+//   workgroup, unroll  invocations per workgroup, points per invocation
+//   out_type           stored element type of `out`
+//   inputs             declarations of the inputs, `in1` at binding 2, `in2` at binding 3, ...
+//   at                 the body of `at(i, k)` (general, or the one-dim form: no division)
+//   uniforms           statements loading the inputs that are the same at every point
+//   loads              statements reading the others at point i (`let a = in1[at(i, 1)];`),
+//                      then the statements computing intermediate values
+//   value              the element stored to out[...], from the loaded values
 //
 // info: [n points, rank, shape[rank], then per operand k (0 = out, 1.. = inputs):
 //        offset, strides[rank]]
@@ -17,19 +26,24 @@
 {{inputs}}
 
 // Offset of point i in operand k.
-fn at(i: i32, rank: i32, k: i32) -> i32 {
-    let base = 2 + rank + k * (rank + 1);
-    return info[base] + pb_strided(i, rank, 2, base + 1);
+fn at(i: i32, k: i32) -> i32 {
+{{at}}
 }
 
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let i = pb_group(wid, nwg) * {{workgroup}} + i32(lid);
-    if (i >= info[0]) {
+    let first = pb_group(wid, nwg) * ({{workgroup}} * {{unroll}}) + i32(lid);
+    let n = info[0];
+    if (first >= n) {
         return;
     }
-    let rank = info[1];
+{{uniforms}}
+    for (var u = 0; u < {{unroll}}; u++) {
+        let i = first + u * {{workgroup}};
+        if (i < n) {
 {{loads}}
-    out[at(i, rank, 0)] = {{value}};
+            out[at(i, 0)] = {{value}};
+        }
+    }
 }

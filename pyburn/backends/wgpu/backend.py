@@ -12,12 +12,13 @@ from ...dtypes import DType, bool_, float16, float32, int32, uint8
 from ..base import Backend, Shape
 from . import creation, elementwise, indexing, movement, reduce, sort, transfer
 from . import matmul as linalg
+from .capabilities import KERNEL_CAPS, Capabilities
 from .handle import GpuTensor
 from .launch import Gpu
 from .runtime import GpuRuntime
 
 
-class WgpuBackend(Backend):
+class WgpuBackend(Capabilities, Backend):
     """The GPU backend: float32, int32, uint8 and bool everywhere, float16 where the adapter
     has ``shader-f16``; no float64 or int64 (WGSL has no 64-bit types)."""
 
@@ -28,7 +29,7 @@ class WgpuBackend(Backend):
         self.gpu = Gpu(runtime)
         has_f16 = "shader-f16" in runtime.features
         self.dtypes = frozenset({float32, int32, uint8, bool_} | ({float16} if has_f16 else set()))
-        self.caps = frozenset({"float16"} if has_f16 else set())
+        self.caps = frozenset({"float16"} if has_f16 else set()) | KERNEL_CAPS
 
     def __repr__(self) -> str:
         return f"WgpuBackend({self.runtime.info.name!r} via {self.runtime.info.backend})"

@@ -21,6 +21,9 @@ from .launch import Gpu, Operand, coalesce
 from .templates import fill, render
 
 WORKGROUP = 256
+#: points each invocation of a map kernel computes (see map.wgsl)
+UNROLL = 4
+
 
 @dataclass(frozen=True)
 class Read:
@@ -40,6 +43,18 @@ class Read:
                    "{buf}[{at}]" if raw else t.kind.load("{buf}[{at}]"))
 
 
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line if line else line for line in text.splitlines())
+
+
+#: `at(i, k)` of map.wgsl: the general form, and the one for a one-dim space (most calls,
+#: once `coalesce` has merged contiguous dims), which needs no division
+_AT_GENERAL = """    let rank = info[1];
+    let base = 2 + rank + k * (rank + 1);
+    return info[base] + pb_strided(i, rank, 2, base + 1);"""
+_AT_LINEAR = "    return info[3 + 2 * k] + i * info[4 + 2 * k];"
+
+
 def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
                body: str = "") -> None:
     """Store `value` (WGSL over the inputs' names) into every element of the view `out`;
@@ -47,21 +62,25 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
     their intermediate values there)."""
     dims, strides = coalesce(out.shape, [out.strides, *(r.operand.strides for r in inputs)])
     operands = {1: Operand(out.storage, out.offset, strides[0], out.kind.itemsize)}
-    decls, loads = [], []
+    decls, uniforms, loads = [], [], []
     for k, (read, st) in enumerate(zip(inputs, strides[1:]), start=1):
         operands[k + 1] = replace(read.operand, strides=st)
         decls.append(f"@group(0) @binding({k + 1}) var<storage, read> in{k}: "
                      f"array<{read.element}>;")
-        loads.append(f"    let {read.name} = "
-                     f"{read.load.format(buf=f'in{k}', at=f'at(i, rank, {k})')};")
-    source = render("map", workgroup=WORKGROUP, out_type=out.kind.storage,
-                    inputs="\n".join(decls), loads="\n".join([*loads, body]), value=value)
+        # the same element at every point: loaded once per invocation
+        point = "0" if not any(st) else "i"
+        (uniforms if point == "0" else loads).append(
+            f"let {read.name} = {read.load.format(buf=f'in{k}', at=f'at({point}, {k})')};")
+    source = render("map", workgroup=WORKGROUP, unroll=UNROLL, out_type=out.kind.storage,
+                    inputs="\n".join(decls), at=_AT_LINEAR if len(dims) == 1 else _AT_GENERAL,
+                    uniforms=_indent("\n".join(uniforms), 4),
+                    loads=_indent("\n".join([*loads, body]), 12), value=value)
 
     def meta(box) -> list[int]:
         return [box.size, len(dims), *box.extents,
                 *chain.from_iterable(box.operands[k].meta() for k in sorted(box.operands))]
 
-    gpu.run(source, dims, operands, meta, lambda box: -(-box.size // WORKGROUP))
+    gpu.run(source, dims, operands, meta, lambda box: -(-box.size // (WORKGROUP * UNROLL)))
 
 
 def expression(entry: ElementwiseOp, kind: Kind) -> str:

@@ -252,6 +252,9 @@ class Gpu:
         self.pool = BufferPool(runtime)
         self.meta = MetaCache(self.pool)
         self.scalars = ScalarCache(self.pool)
+        #: checks that computed their verdict on this GPU and raise, if it failed, at the
+        #: next read (see `transfer.ReadHook`), so that checking never waits for the GPU
+        self.read_hooks: list = []
 
     def empty(self, shape: Shape, dtype: DType) -> GpuTensor:
         """A new contiguous tensor with undefined contents."""

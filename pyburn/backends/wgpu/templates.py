@@ -105,8 +105,8 @@ def render(name: str, **values: str | int) -> str:
     """The kernel ``pyburn/shaders/<name>.wgsl`` with `values` filled in and its helpers
     linked: the final text that the pipeline cache is keyed by.
 
-    >>> "fn main" in render("map", workgroup=64, out_type="f32", inputs="", loads="",
-    ...                     value="1.0")
+    >>> "fn main" in render("map", workgroup=64, unroll=1, out_type="f32", inputs="", at="",
+    ...                     uniforms="", loads="", value="1.0")
     True
     """
     return _render(name, tuple(sorted((k, str(v)) for k, v in values.items())))

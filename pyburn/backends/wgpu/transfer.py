@@ -9,6 +9,8 @@ both on the GPU: no per-element work in Python, which matters in the browser.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from ...dtypes import DType, bool_, int32, uint8
 from .elementwise import WORKGROUP, Read, contiguous, copy_into, launch_map
 from .handle import GpuTensor, Shape
@@ -59,8 +61,23 @@ def _readable(gpu: Gpu, x: GpuTensor) -> tuple[GpuTensor, int, int]:
     return x, x.offset * itemsize, n * itemsize
 
 
+class ReadHook(Protocol):
+    """Something to settle before any value leaves the GPU: checks whose verdict was computed
+    there without waiting (pyburn.indexing's range checks of index tensors) read it and
+    raise if it failed. Registered in `Gpu.read_hooks`; a hook takes what is pending before
+    reading it, so the hooks that its own read runs find nothing to do."""
+
+    def settle(self) -> None:
+        """Read what is pending and raise for a failed check (blocking)."""
+
+    async def settle_async(self) -> None:
+        """Awaitable `settle`."""
+
+
 def to_bytes(gpu: Gpu, x: GpuTensor) -> bytes:
     """The elements as C-ordered little-endian bytes; blocks until they are ready."""
+    for hook in gpu.read_hooks:
+        hook.settle()
     if x.numel == 0:
         return b""
     t, start, size = _readable(gpu, x)
@@ -69,6 +86,8 @@ def to_bytes(gpu: Gpu, x: GpuTensor) -> bytes:
 
 async def to_bytes_async(gpu: Gpu, x: GpuTensor) -> bytes:
     """Awaitable `to_bytes`."""
+    for hook in gpu.read_hooks:
+        await hook.settle_async()
     if x.numel == 0:
         return b""
     t, start, size = _readable(gpu, x)

@@ -5,6 +5,8 @@ PyTorch's: kinks are written with ``where`` on the same side PyTorch's backward 
 gradient at 0 is 0, hardtanh's at its bounds is 0), never with ``maximum``/``clamp``, whose
 gradient is shared at ties; and every branch, even one ``where`` throws away, sees only finite
 values (exp is only taken of non-positive numbers), so no gradient multiplies 0 by inf.
+softmax and log_softmax are one backend call where the backend offers the "softmax"
+capability (`capability.offered`).
 
 ``inplace=`` is accepted where PyTorch has it, for source compatibility: pyburn tensors are
 values, so the result is always a new tensor and the input is left as it was.
@@ -16,6 +18,8 @@ import math
 
 from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, where
 from ...shape import norm_dim
+from . import capability
+from .capability import SOFTMAX, offered
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -233,6 +237,8 @@ def softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     x, d = _softmax_input(input, dim, dtype, "softmax")
     if x.ndim == 0:
         return x * 0.0 + 1.0
+    if offered(SOFTMAX, x):
+        return capability.softmax(x, d, False)
     e = _shifted(x, d).exp()
     return e / e.sum(d, keepdim=True)
 
@@ -242,6 +248,8 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype=None) -> Tensor:
     x, d = _softmax_input(input, dim, dtype, "log_softmax")
     if x.ndim == 0:
         return x * 0.0
+    if offered(SOFTMAX, x):
+        return capability.softmax(x, d, True)
     shifted = _shifted(x, d)
     return shifted - shifted.exp().sum(d, keepdim=True).log()
 

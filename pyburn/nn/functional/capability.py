@@ -1,5 +1,6 @@
-"""Optional capabilities: convolution and max pooling as one backend call where the backend
-offers them, with the composites in conv.py and pooling.py as the fallback.
+"""Optional capabilities: convolution, max pooling, softmax and layer normalisation as one
+backend call where the backend offers them, with the composites in conv.py, pooling.py,
+activation.py and normalization.py as the fallback.
 
 A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
 ``pyburn/backends/cpu/conv.py``):
@@ -17,12 +18,19 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``len(kernel)`` dims padded with -inf, the max of each window and, when `indices` is
     true (else None), the int32 flat position of the first max within the unpadded dims
     (NaN counts as the largest); returns (values, positions).
+``"softmax"``
+    ``softmax(x, axis, log)``: softmax of x along `axis` (log_softmax when `log`), shifted
+    by the row's max where that is finite, by 0 where it is not (as the composite is).
+``"layer_norm"``
+    ``layer_norm(x, ndims, eps)``: ``(x - mean) / sqrt(var + eps)`` over the trailing
+    `ndims` dims (biased variance), without the affine part.
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
-with these same ops, so gradients of gradients work: the three conv ops are each other's
-adjoints, and max pooling's gradient is a ``scatter_add`` at the saved indices. Arguments
-are checked by the callers; `offered` is the one place that decides between a capability
-and the composite.
+with tensor ops, so gradients of gradients work: the three conv ops are each other's
+adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, softmax's uses
+its output (computed again by this same op) and layer_norm's is the composite's gradient
+written out. Arguments are checked by the callers; `offered` is the one place that decides
+between a capability and the composite.
 """
 
 from __future__ import annotations
@@ -34,8 +42,11 @@ from ...tensor import Tensor, result, wrap
 
 CONV = "conv"
 MAX_POOL = "max_pool"
+SOFTMAX = "softmax"
+LAYER_NORM = "layer_norm"
 #: the capability each backward rule of this module belongs to
-RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL}
+RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL,
+         "softmax": SOFTMAX, "layer_norm": LAYER_NORM}
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -126,3 +137,14 @@ def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads, dilation: Int
     out = result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd)
     return (out, indices) if return_indices else out
 
+
+def softmax(x: Tensor, dim: int, log: bool) -> Tensor:
+    """The backend's softmax of x along `dim` (log_softmax when `log`); `dim` >= 0."""
+    handle = x.device.backend.softmax(x._h, dim, log)
+    return result(handle, x.shape, x.dtype, "softmax", (x,), dim=dim, log=log)
+
+
+def layer_norm(x: Tensor, ndims: int, eps: float) -> Tensor:
+    """The backend's normalisation of x over its trailing `ndims` dims (no affine part)."""
+    handle = x.device.backend.layer_norm(x._h, ndims, eps)
+    return result(handle, x.shape, x.dtype, "layer_norm", (x,), ndims=ndims, eps=eps)

@@ -6,7 +6,8 @@ and ``instance_norm`` with running tensors make those tensors hold the new runni
 (unbiased) variance, ``(1 - momentum) * running + momentum * batch_stat``. pyburn's in-place
 form is ``Tensor.assign_``: the running tensors are rebound to new values, never recorded for
 gradients (the batch statistics are detached first), and any graph that already used their
-old values keeps them.
+old values keeps them. layer_norm is one backend call where the backend offers the
+"layer_norm" capability (`capability.offered`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ... import ArgumentError, ShapeError, Tensor
+from . import capability
+from .capability import LAYER_NORM, offered
 from .windows import check_min_rank
 
 #: machine epsilon per float dtype: rms_norm's default eps, as in PyTorch
@@ -156,9 +159,12 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     """
     x = _floating(input, "layer_norm")
     shape = _trailing(x, normalized_shape, "layer_norm")
-    dims = tuple(range(x.ndim - len(shape), x.ndim))
-    mean = x.mean(dims, keepdim=True)
-    y = (x - mean) * (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
+    if offered(LAYER_NORM, x):
+        y = capability.layer_norm(x, len(shape), eps)
+    else:
+        dims = tuple(range(x.ndim - len(shape), x.ndim))
+        mean = x.mean(dims, keepdim=True)
+        y = (x - mean) * (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
     return _affine(y, weight, bias, shape, shape, "layer_norm")
 
 

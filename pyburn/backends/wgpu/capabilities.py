@@ -1,0 +1,71 @@
+"""The optional capabilities of ``pyburn.nn.functional`` on wgpu ("conv", "max_pool",
+"softmax", "layer_norm"; the contract is ``pyburn/nn/functional/capability.py``), as a
+mixin of the backends whose handles these kernels run on.
+
+Every method turns its handles into computed `GpuTensor`s with `ready` and its results into
+handles with `_wrap`. For the plain backend both are the identity; the fusion decorator
+(``fusion.FusionBackend``), whose handles are lazy, has its own, so that listing this class
+among its bases is all it takes to offer the same kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import conv, pooling, rows
+from .handle import GpuTensor
+from .launch import Gpu
+
+#: the capability names these methods provide
+KERNEL_CAPS = frozenset({"conv", "max_pool", "softmax", "layer_norm"})
+
+Ints = Sequence[int]
+Pads = Sequence[tuple[int, int]]
+
+
+class Capabilities:
+    """conv, conv_transpose, conv_weight, max_pool, softmax and layer_norm as WGSL kernels."""
+
+    gpu: Gpu
+
+    def ready(self, x: Any) -> GpuTensor:
+        """The computed tensor behind handle `x` (the plain backend's handles are)."""
+        return x
+
+    def _wrap(self, value: GpuTensor) -> Any:
+        """The handle for a computed tensor."""
+        return value
+
+    def conv(self, x: Any, w: Any, stride: Ints, padding: Pads, dilation: Ints,
+             groups: int) -> Any:
+        """Convolution as an implicit GEMM (``conv.wgsl``)."""
+        return self._wrap(conv.conv(self.gpu, self.ready(x), self.ready(w), stride, padding,
+                                    dilation, groups))
+
+    def conv_transpose(self, x: Any, w: Any, stride: Ints, padding: Ints, dilation: Ints,
+                       groups: int, size: Ints) -> Any:
+        """Transposed convolution, the same kernel with the transposed input map."""
+        return self._wrap(conv.conv_transpose(self.gpu, self.ready(x), self.ready(w), stride,
+                                              padding, dilation, groups, size))
+
+    def conv_weight(self, x: Any, g: Any, kernel: Ints, stride: Ints, padding: Pads,
+                    dilation: Ints, groups: int) -> Any:
+        """A convolution's weight gradient (``conv_weight.wgsl``)."""
+        return self._wrap(conv.conv_weight(self.gpu, self.ready(x), self.ready(g), kernel,
+                                           stride, padding, dilation, groups))
+
+    def max_pool(self, x: Any, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
+                 indices: bool) -> tuple[Any, Any]:
+        """Max pooling with the first max's position (``max_pool.wgsl``)."""
+        values, positions = pooling.max_pool(self.gpu, self.ready(x), kernel, stride, padding,
+                                             dilation, indices)
+        return self._wrap(values), None if positions is None else self._wrap(positions)
+
+    def softmax(self, x: Any, axis: int, log: bool) -> Any:
+        """softmax or log_softmax along `axis`, one kernel (``rows.wgsl``)."""
+        return self._wrap(rows.softmax(self.gpu, self.ready(x), axis, log))
+
+    def layer_norm(self, x: Any, ndims: int, eps: float) -> Any:
+        """Normalisation over the trailing `ndims` dims, one kernel (``rows.wgsl``)."""
+        return self._wrap(rows.layer_norm(self.gpu, self.ready(x), ndims, eps))

@@ -1,0 +1,165 @@
+"""Softmax, log_softmax and layer_norm for wgpu, the "softmax" and "layer_norm" capabilities
+(``pyburn/nn/functional/capability.py``): ``rows.wgsl``, one kernel per call, the row's
+statistic gathered in one read and combined across invocations in workgroup memory.
+
+- softmax keeps (max, sum of exp(x - max)) and rescales the sum when the max grows (the
+  "online" softmax), so the row is read once for the statistic and once to write.
+  The shift follows the composite (``nn/functional/activation.py``): a row whose max is not
+  finite is shifted by 0, so a NaN row gives NaN, an all -inf row 0/0 = NaN.
+- layer_norm keeps (count, mean, sum of squared deviations) and merges them with Chan's
+  formula: one read gives the biased variance without the cancellation of E[x^2] - E[x]^2.
+
+The kernel binds a row whole and each invocation walks a share of it: a row longer than
+that allows (the binding limit, or the loop budget with the workgroup's 256 invocations)
+is computed with the backend's own reductions and elementwise kernels instead.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from ...dtypes import bool_
+from .creation import full
+from .elementwise import binary, unary, where
+from .handle import GpuTensor
+from .launch import Gpu, Operand, coalesce, loop_budget
+from .movement import expand
+from .reduce import WORKGROUP, reduce, threads_for
+from .templates import render
+
+_SHIFT = """fn shift(m: f32) -> f32 {
+    return select(0.0, m, pb_isfinite(m));
+}
+
+// s.b * exp(shift(s.a) - to), where a zero sum stays zero (its shift may be far from `to`)
+fn rescaled(s: Stat, to: f32) -> f32 {
+    return select(s.b * pb_exp(shift(s.a) - to), 0.0, s.b == 0.0);
+}"""
+
+_SOFTMAX = {
+    "identity": "Stat(-pb_inf(), 0.0, 0.0)",
+    "fold": """    if (pb_isfinite(v) && pb_isfinite(s.a)) {  // the common case: one exp
+        if (v > s.a) {
+            return Stat(v, s.b * exp(s.a - v) + 1.0, 0.0);
+        }
+        return Stat(s.a, s.b + exp(v - s.a), 0.0);
+    }
+    return combine(s, Stat(v, pb_exp(v - shift(v)), 0.0));""",
+    "combine": """    let m = pb_maximum_f32(a.a, b.a);
+    return Stat(m, rescaled(a, shift(m)) + rescaled(b, shift(m)), 0.0);""",
+    "functions": _SHIFT,
+}
+
+_FINISH = {False: "    return pb_exp(v - shift(s.a)) / s.b;",
+           True: "    return (v - shift(s.a)) - pb_log(s.b);"}
+
+_LAYER_NORM = {
+    "identity": "Stat(0.0, 0.0, 0.0)",
+    "fold": """    let n = s.a + 1.0;
+    let d = v - s.b;
+    let mean = s.b + d / n;
+    return Stat(n, mean, s.c + d * (v - mean));""",
+    "combine": """    let n = a.a + b.a;
+    if (b.a == 0.0) {
+        return a;
+    }
+    let d = b.b - a.b;
+    return Stat(n, a.b + d * (b.a / n), a.c + b.c + d * d * (a.a * b.a / n));""",
+    "finish": "    return (v - s.b) * (1.0 / sqrt(s.c / s.a + bitcast<f32>(info[4])));",
+    "functions": "",
+}
+
+
+def _fits(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...]) -> bool:
+    """Whether one workgroup can walk a row of x over `axes` (bound whole, within the loop
+    budget: two passes, each element's offset a loop over the row's dims)."""
+    limits = gpu.runtime.limits
+    reach = x.kind.itemsize * (sum((x.shape[d] - 1) * abs(x.strides[d]) for d in axes) + 1)
+    length = math.prod(x.shape[d] for d in axes)
+    return (reach + limits.min_storage_buffer_offset_alignment
+            <= limits.max_storage_buffer_binding_size
+            and -(-length // WORKGROUP) <= loop_budget(2 * (len(axes) + 2)))
+
+
+def _rows(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...], parts: dict[str, str],
+          parameter: float = 0.0) -> GpuTensor:
+    """Run rows.wgsl over the rows of x along `axes` with the op's WGSL `parts`."""
+    out = gpu.empty(x.shape, x.dtype)
+    if out.numel == 0:
+        return out
+    kept = [d for d in range(len(x.shape)) if d not in axes]
+    kshape, (kx, ko) = coalesce(tuple(x.shape[d] for d in kept),
+                                [tuple(x.strides[d] for d in kept),
+                                 tuple(out.strides[d] for d in kept)])
+    rshape, (rx, ro) = coalesce(tuple(x.shape[d] for d in axes),
+                                [tuple(x.strides[d] for d in axes),
+                                 tuple(out.strides[d] for d in axes)])
+    length = math.prod(rshape)
+    threads = threads_for(length)
+    kind = x.kind
+    source = render("rows", workgroup=WORKGROUP, threads=threads, element=kind.storage,
+                    load=kind.load("v"), store=kind.store("s"), **parts)
+    nk, nr = len(kshape), len(rshape)
+    itemsize = kind.itemsize
+    operands = {1: Operand(out.storage, out.offset, ko + ro, itemsize),
+                2: Operand(x.storage, x.offset, kx + rx, itemsize)}
+    bits = struct.unpack("<i", struct.pack("<f", parameter))[0]
+
+    def info(box) -> list[int]:
+        o, i = box.operands[1], box.operands[2]
+        return [math.prod(box.extents[:nk]), length, nk, nr, bits, *box.extents,
+                i.offset, *i.strides, o.offset, *o.strides]
+
+    gpu.run(source, kshape + rshape, operands, info,
+            lambda box: -(-math.prod(box.extents[:nk]) // (WORKGROUP // threads)), range(nk))
+    return out
+
+
+def softmax(gpu: Gpu, x: GpuTensor, axis: int, log: bool) -> GpuTensor:
+    """softmax (or, with `log`, log_softmax) of float x along `axis`."""
+    if not _fits(gpu, x, (axis,)):
+        return _softmax_by_kernels(gpu, x, axis, log)
+    return _rows(gpu, x, (axis,), {**_SOFTMAX, "finish": _FINISH[log]})
+
+
+def layer_norm(gpu: Gpu, x: GpuTensor, ndims: int, eps: float) -> GpuTensor:
+    """``(x - mean) / sqrt(var + eps)`` over the trailing `ndims` dims of float x (the
+    biased variance), without the affine part."""
+    axes = tuple(range(len(x.shape) - ndims, len(x.shape)))
+    if not _fits(gpu, x, axes):
+        return _layer_norm_by_kernels(gpu, x, axes, eps)
+    return _rows(gpu, x, axes, _LAYER_NORM, eps)
+
+
+def _softmax_by_kernels(gpu: Gpu, x: GpuTensor, axis: int, log: bool) -> GpuTensor:
+    """softmax of rows too long for one workgroup, as the composite computes it."""
+    dtype = x.dtype
+    top = reduce(gpu, "max", x, (axis,))
+    finite = unary(gpu, "isfinite", top, bool_)
+    shift = where(gpu, finite, top, full(gpu, top.shape, 0, dtype))
+    shifted = binary(gpu, "sub", x, expand(shift, x.shape), dtype)
+    e = unary(gpu, "exp", shifted, dtype)
+    total = expand(reduce(gpu, "sum", e, (axis,)), x.shape)
+    if log:
+        return binary(gpu, "sub", shifted, unary(gpu, "log", total, dtype), dtype)
+    return binary(gpu, "div", e, total, dtype)
+
+
+def _layer_norm_by_kernels(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...],
+                           eps: float) -> GpuTensor:
+    """layer_norm of rows too long for one workgroup: mean, then the mean squared
+    deviation, then the normalisation."""
+    dtype = x.dtype
+    count = math.prod(x.shape[d] for d in axes)
+
+    def mean(t: GpuTensor) -> GpuTensor:
+        total = reduce(gpu, "sum", t, axes)
+        return expand(binary(gpu, "div", total, full(gpu, total.shape, count, dtype), dtype),
+                       x.shape)
+
+    centred = binary(gpu, "sub", x, mean(x), dtype)
+    var = mean(binary(gpu, "mul", centred, centred, dtype))
+    scale = unary(gpu, "rsqrt", binary(gpu, "add", var, full(gpu, x.shape, eps, dtype), dtype),
+                  dtype)
+    return binary(gpu, "mul", centred, scale, dtype)

@@ -1,0 +1,42 @@
+"""ONNX models in pyburn: run them, turn them into Python code, and export modules.
+
+>>> import pyburn.onnx
+>>> model = pyburn.onnx.load("model.onnx", device="cpu")      # doctest: +SKIP
+>>> y = model(x)                                              # doctest: +SKIP
+
+Everything here is pure Python (the protobuf reader included), so it works under Pyodide.
+docs/onnx.md lists the supported operators and what each part does.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import ir
+from .passes import UnsupportedOperatorError
+from .runner import OnnxModule, OperatorError
+
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | ir.Model
+
+
+def read(source: Source) -> ir.Model:
+    """The model in `source` (a path, the file's bytes, or an `ir.Model`) as an `ir.Model`,
+    unchecked."""
+    from . import proto
+
+    if isinstance(source, ir.Model):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return proto.read_model(source)
+    return proto.load_model(source)
+
+
+def load(source: Source, device: Any = None) -> OnnxModule:
+    """The ONNX model in `source` as a Module that runs it on `device` (the default device
+    when None). Raises `UnsupportedOperatorError` listing every operator pyburn lacks before
+    anything runs, and `pyburn.FormatError` for a malformed file."""
+    return OnnxModule(read(source), device)
+
+
+__all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "ir", "load", "read"]

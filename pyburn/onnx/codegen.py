@@ -1,0 +1,255 @@
+"""ONNX to Python source: `convert` writes a `Module` subclass whose ``forward`` calls the
+same operator functions the interpreter runs (`pyburn.onnx.ops`), plus its weights as
+safetensors. The counterpart of burn-onnx's code generation, for Python.
+
+The code is printed from the loaded `OnnxModule` (so it sees the graph after the passes and
+constant folding): each parameter and buffer becomes one of the generated module's, each
+step one statement, each subgraph a nested function.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import keyword
+import os
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from ..tensor import Tensor
+from . import ir
+from .runner import OnnxModule, Program, Step
+
+#: binary operators whose Python operator has exactly ONNX's semantics
+_INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "MatMul": "@"}
+_RESERVED = {"self", "pyburn", "nn", "ops", "device"} | set(dir(builtins))
+
+
+class _Names:
+    """Readable, unique Python names for ONNX values: a value is named after the operator
+    that makes it (``conv``, ``conv_2``, ``relu``), graph inputs after themselves."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, str] = {}
+        self.taken: set[str] = set(_RESERVED)
+
+    def new(self, hint: str) -> str:
+        base = re.sub(r"\W+", "_", hint).strip("_").lower() or "value"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = "v_" + base
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.taken.add(name)
+        return name
+
+    def bind(self, onnx_name: str, hint: str) -> str:
+        self.of[onnx_name] = self.new(hint)
+        return self.of[onnx_name]
+
+
+def _snake(op_type: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op_type).lower()
+
+
+class _Printer:
+    def __init__(self, module: OnnxModule) -> None:
+        self.module = module
+        self.names = _Names()
+        #: tensors the generated module holds: attribute name -> tensor
+        self.state: dict[str, Tensor] = {}
+        for onnx_name, attr in module._slots.items():
+            self.names.taken.add(attr)
+            self.names.of[onnx_name] = f"self.{attr}"
+            self.state[attr] = getattr(module, attr)
+
+    def constant(self, hint: str, value: Tensor) -> str:
+        attr = self.names.new("const_" + hint)
+        self.state[attr] = value
+        return f"self.{attr}"
+
+    def literal(self, key: str, value: Any) -> str:
+        if isinstance(value, Tensor):
+            return self.constant(key, value)
+        if isinstance(value, list) and value and isinstance(value[0], Tensor):
+            return "[" + ", ".join(self.constant(key, v) for v in value) + "]"
+        return repr(value)
+
+    def body(self, program: Program, indent: str, nested: bool = True) -> list[str]:
+        out = []
+        # a subgraph's own initializers become buffers (the main graph's already are)
+        for name, tensor in (program.constants() if nested else {}).items():
+            self.names.of[name] = self.constant(name, tensor)
+        for step in program.steps:
+            out.extend(self.statement(step, indent))
+        return out
+
+    def statement(self, step: Step, indent: str) -> Iterator[str]:
+        node = step.node
+        bodies = {}
+        for key, sub in step.bodies.items():
+            fn_name = bodies[key] = self.names.new(f"{_snake(node.op_type)}_{key}")
+            params = [self.names.bind(n, n) for n in sub.inputs]
+            yield f"{indent}def {fn_name}({', '.join(params)}):"
+            yield from self.body(sub, indent + "    ")
+            outs = ", ".join(self.names.of[n] for n in sub.outputs)
+            yield f"{indent}    return [{outs}]"
+        args = [self.names.of[n] if n else "None" for n in node.inputs]
+        while args and args[-1] == "None":
+            args.pop()
+        kwargs = [f"{k}={'self.device' if k == 'device' else self.literal(k, v)}"
+                  for k, v in step.attrs.items()]
+        kwargs += [f"{k}={fn_name}" for k, fn_name in bodies.items()]
+        outputs = [self.names.bind(n, _snake(node.op_type)) if n else "_"
+                   for n in node.outputs]
+        if node.op_type in _INFIX and len(args) == 2 and not kwargs:
+            call = f"{args[0]} {_INFIX[node.op_type]} {args[1]}"
+        elif node.op_type == "Neg" and len(args) == 1:
+            call = f"-{args[0]}"
+        else:
+            fn = step.spec.fn
+            call = f"{_reference(step)}({', '.join(args + kwargs)})"
+            if not _returns_one_tensor(fn):
+                if len(outputs) == 1:
+                    outputs = [outputs[0] + ","]
+                call = f"ops.outputs({call}, {len(node.outputs)})"
+        yield f"{indent}{', '.join(outputs)} = {call}"
+
+
+def _reference(step: Step) -> str:
+    """How the generated code names `step`'s operator function: ``ops.<family>.<name>``
+    when its module holds it under a name, else a registry lookup."""
+    fn = step.spec.fn
+    module = sys.modules.get(fn.__module__)
+    family = fn.__module__.rsplit(".", 1)[-1]
+    for name, value in vars(module).items() if module else ():
+        if value is fn and not name.startswith("_"):
+            return f"ops.{family}.{name}"
+    spec = step.spec
+    domain = f", {spec.domain!r}" if spec.domain else ""
+    return f"ops.operator({spec.op_type!r}, {spec.since}{domain})"
+
+
+def _returns_one_tensor(fn: Any) -> bool:
+    annotation = inspect.signature(fn).return_annotation
+    return annotation in ("Tensor", Tensor)
+
+
+def generate(module: OnnxModule, class_name: str = "Model", source: str = "") -> \
+        tuple[str, dict[str, Tensor]]:
+    """Python source for `module`'s graph and the tensors its weights file must hold."""
+    printer = _Printer(module)
+    program = module._program
+    params = [printer.names.bind(n, n) for n in module.input_names]
+    body = printer.body(program, "        ", nested=False)
+    outs = [printer.names.of[n] for n in program.outputs]
+    returns = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    model = module.model
+    producer = f", producer {model.producer_name}" if model.producer_name else ""
+    header = [
+        f'"""{class_name}: generated by `pyburn onnx convert` from {source or "an ONNX model"}',
+        f"(ai.onnx opset {model.opset}{producer}).",
+        "",
+        "Weights: the .safetensors file written next to this one;",
+        f"``{class_name}.load(path, device)`` builds the module and loads them.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import pyburn",
+        "from pyburn import nn, store",
+        "from pyburn.onnx import ops",
+        "",
+        "",
+        f"class {class_name}(nn.Module):",
+        f'    """The graph of {os.path.basename(source) or "the model"} as a pyburn module."""',
+        "",
+        "    def __init__(self, device=None):",
+        "        super().__init__()",
+        "        device = pyburn.device(device)",
+        "        self.device = device",
+    ]
+    for attr, tensor in printer.state.items():
+        shape = tuple(tensor.shape)
+        make = f"pyburn.zeros({shape!r}, dtype=pyburn.{tensor.dtype.name}, device=device)"
+        if tensor.dtype.is_floating_point and attr in dict(module.named_parameters()):
+            header.append(f"        self.{attr} = nn.Parameter({make})")
+        else:
+            header.append(f"        self.register_buffer({attr!r}, {make})")
+    lines = header + [
+        "",
+        "    @classmethod",
+        "    def load(cls, path, device=None):",
+        '        """The module with the weights in the safetensors file at `path`."""',
+        "        model = cls(device)",
+        "        model.load_state_dict(store.load(path, device=model.device))",
+        "        return model",
+        "",
+        f"    def forward(self, {', '.join(params)}):",
+        *body,
+        f"        return {returns}",
+    ]
+    code = "\n".join(_wrap(line) for line in lines) + "\n"
+    return code, printer.state
+
+
+def _wrap(line: str, width: int = 100) -> str:
+    """A long call split after its opening parenthesis, one argument per line, so the
+    generated file stays ruff-clean."""
+    if len(line) <= width or "(" not in line:
+        return line
+    indent = line[:len(line) - len(line.lstrip())]
+    head, rest = line.split("(", 1)
+    args = _split_args(rest[:-1])
+    inner = indent + "    "
+    lines = [_wrap(inner + a + ",", width) for a in args]
+    return head + "(\n" + "\n".join(lines) + f"\n{indent})"
+
+
+def _split_args(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def convert(source: Any, out_dir: str | os.PathLike[str], *, class_name: str = "Model",
+            name: str | None = None) -> tuple[str, str]:
+    """Write `source` (an ONNX path, bytes or `ir.Model`) as ``<name>.py`` and
+    ``<name>.safetensors`` in `out_dir`; returns their paths."""
+    from .. import store
+    from . import load
+
+    module = load(source, device="cpu" if _has_numpy() else "flex")
+    label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
+    name = name or (os.path.splitext(os.path.basename(label))[0] if label else "model")
+    name = re.sub(r"\W", "_", name)
+    code, state = generate(module, class_name, label)
+    os.makedirs(out_dir, exist_ok=True)
+    code_path = os.path.join(out_dir, f"{name}.py")
+    weights_path = os.path.join(out_dir, f"{name}.safetensors")
+    store.save(state, weights_path, metadata={"generated_by": "pyburn onnx convert"})
+    with open(code_path, "w", encoding="utf-8") as f:
+        f.write(code)
+    return code_path, weights_path
+
+
+def _has_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+__all__ = ["convert", "generate", "ir"]

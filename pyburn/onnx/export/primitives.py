@@ -1,0 +1,326 @@
+"""How each primitive of the tensor layer is written in ONNX.
+
+A traced "op" event carries the primitive's autodiff rule name (``binary:add``,
+``reshape``, ``reduce:sum``, ...) and the arguments it saved; `EMITTERS` maps each name to
+a function ``(builder, event, outputs)`` that writes its nodes. Elementwise ops come from
+two small tables (one ONNX operator each) plus a few compositions for ops ONNX lacks.
+Composites (softmax, layer_norm, gelu, ...) need nothing here: they reach the tracer as the
+primitives they are made of.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .builder import INT64_MAX, INT64_MIN, Builder, onnx_dtype
+from .dims import Dim
+from .registry import Unsupported
+from .trace import Event
+
+Emit = Callable[[Builder, Event, list[str]], None]
+
+EMITTERS: dict[str, Emit] = {}
+
+
+def _emitter(*names: str) -> Callable[[Emit], Emit]:
+    def register(fn: Emit) -> Emit:
+        for name in names:
+            EMITTERS[name] = fn
+        return fn
+    return register
+
+
+def _dims(b: Builder, ref: int) -> tuple[Dim, ...]:
+    return b.trace.values[ref].dims
+
+
+# ---- elementwise -------------------------------------------------------------------------------
+#: unary primitives that are one ONNX operator
+UNARY = {"neg": "Neg", "abs": "Abs", "sign": "Sign", "exp": "Exp", "log": "Log",
+         "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sin": "Sin", "cos": "Cos", "tan": "Tan",
+         "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
+         "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "erf": "Erf",
+         "floor": "Floor", "ceil": "Ceil", "round": "Round", "isnan": "IsNaN",
+         "isinf": "IsInf", "logical_not": "Not"}
+#: binary primitives that are one ONNX operator
+BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
+          "minimum": "Min", "maximum": "Max", "eq": "Equal", "lt": "Less",
+          "le": "LessOrEqual", "gt": "Greater", "ge": "GreaterOrEqual", "logical_and": "And",
+          "logical_or": "Or", "logical_xor": "Xor"}
+#: bitwise primitives: (ONNX operator on integers, on bools)
+BITWISE = {"bitwise_and": ("BitwiseAnd", "And"), "bitwise_or": ("BitwiseOr", "Or"),
+           "bitwise_xor": ("BitwiseXor", "Xor")}
+
+
+def _unary(b: Builder, ev: Event, outs: list[str]) -> None:
+    name = ev.name.split(":", 1)[1]
+    x = b.value(ev.inputs[0])
+    dtype = b.trace.values[ev.inputs[0]].dtype.name
+    if name in UNARY:
+        b.node(UNARY[name], [x], outs[0])
+    elif name == "exp2":
+        b.node("Pow", [b.number(2.0, dtype), x], outs[0])
+    elif name == "expm1":
+        b.node("Sub", [b.node("Exp", [x]), b.number(1.0, dtype)], outs[0])
+    elif name == "log2":
+        b.node("Div", [b.node("Log", [x]), b.number(math.log(2.0), dtype)], outs[0])
+    elif name == "log1p":
+        b.node("Log", [b.node("Add", [x, b.number(1.0, dtype)])], outs[0])
+    elif name == "rsqrt":
+        b.node("Reciprocal", [b.node("Sqrt", [x])], outs[0])
+    elif name == "trunc":
+        negative = b.node("Less", [x, b.number(0.0, dtype)])
+        b.node("Where", [negative, b.node("Ceil", [x]), b.node("Floor", [x])], outs[0])
+    elif name == "isfinite":
+        b.node("Not", [b.node("Or", [b.node("IsNaN", [x]), b.node("IsInf", [x])])], outs[0])
+    elif name == "bitwise_not":
+        if dtype == "bool":
+            b.node("Not", [x], outs[0])
+        else:
+            b.require(18, "bitwise_not")
+            b.node("BitwiseNot", [x], outs[0])
+    else:
+        raise Unsupported(ev.name)
+
+
+def _binary(b: Builder, ev: Event, outs: list[str]) -> None:
+    name = ev.name.split(":", 1)[1]
+    x, y = b.broadcast_inputs(ev)
+    floating = b.trace.values[ev.inputs[0]].dtype.is_floating_point
+    if name in BINARY:
+        b.node(BINARY[name], [x, y], outs[0])
+    elif name == "ne":
+        b.node("Not", [b.node("Equal", [x, y])], outs[0])
+    elif name in BITWISE:
+        integer_op, bool_op = BITWISE[name]
+        if b.trace.values[ev.inputs[0]].dtype.is_bool:
+            b.node(bool_op, [x, y], outs[0])
+        else:
+            b.require(18, name)
+            b.node(integer_op, [x, y], outs[0])
+    elif name == "fmod":
+        b.node("Mod", [x, y], outs[0], fmod=1)
+    elif name == "remainder":  # the sign of the divisor, as Python's %
+        if floating:
+            b.node("Sub", [x, b.node("Mul", [b.node("Floor", [b.node("Div", [x, y])]), y])],
+                   outs[0])
+        else:
+            b.node("Mod", [x, y], outs[0], fmod=0)
+    elif name == "floor_divide":
+        if floating:
+            b.node("Floor", [b.node("Div", [x, y])], outs[0])
+        else:  # exact: a - (a mod b) is a multiple of b
+            b.node("Div", [b.node("Sub", [x, b.node("Mod", [x, y], fmod=0)]), y], outs[0])
+    else:
+        raise Unsupported(ev.name)
+
+
+@_emitter("where")
+def _where(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("Where", b.broadcast_inputs(ev), outs[0])
+
+
+@_emitter("cast")
+def _cast(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("Cast", [b.value(ev.inputs[0])], outs[0],
+           to=onnx_dtype(b.trace.values[ev.outputs[0]].dtype))
+
+
+# ---- movement ----------------------------------------------------------------------------------
+@_emitter("reshape")
+def _reshape(b: Builder, ev: Event, outs: list[str]) -> None:
+    source, target = _dims(b, ev.inputs[0]), _dims(b, ev.outputs[0])
+    x = b.value(ev.inputs[0])
+    if any(d == Dim(0) for d in target):  # a literal 0 needs allowzero, and no copies
+        b.require(14, "a reshape to an empty shape")
+        b.node("Reshape", [x, b.shape(target)], outs[0], allowzero=1)
+        return
+    # 0 copies the input's size at that position, one -1 is inferred: most dynamic sizes
+    # need no run-time arithmetic
+    entries: list[int | None] = []
+    for j, d in enumerate(target):
+        if d.is_static:
+            entries.append(d.const)
+        elif j < len(source) and source[j] == d:
+            entries.append(0)
+        else:
+            entries.append(None)
+    if entries.count(None) <= 1:
+        shape = b.ints([-1 if e is None else e for e in entries], "shape")
+    else:
+        shape = b.shape(target)
+    b.node("Reshape", [x, shape], outs[0])
+
+
+@_emitter("permute")
+def _permute(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("Transpose", [b.value(ev.inputs[0])], outs[0], perm=list(ev.ctx["axes"]))
+
+
+@_emitter("expand")
+def _expand(b: Builder, ev: Event, outs: list[str]) -> None:
+    source, target = _dims(b, ev.inputs[0]), _dims(b, ev.outputs[0])
+    lead = len(target) - len(source)
+    # Expand broadcasts both ways: a 1 keeps the input's own size
+    sizes = [Dim(1) if j >= lead and source[j - lead] == d else d for j, d in enumerate(target)]
+    b.node("Expand", [b.value(ev.inputs[0]), b.shape(sizes)], outs[0])
+
+
+@_emitter("flip")
+def _flip(b: Builder, ev: Event, outs: list[str]) -> None:
+    axes = list(ev.ctx["axes"])
+    k = len(axes)
+    b.node("Slice", [b.value(ev.inputs[0]), b.ints([-1] * k), b.ints([INT64_MIN] * k),
+                     b.ints(axes, "axes"), b.ints([-1] * k, "steps")], outs[0])
+
+
+def _position(pos: Dim, size: Dim) -> Dim:
+    """A slice bound as ONNX reads it: static, or counted from the end when that is."""
+    if pos.is_static:
+        return pos
+    back = size - pos
+    return Dim(-back.const) if back.is_static and back.const > 0 else pos
+
+
+@_emitter("slice")
+def _slice(b: Builder, ev: Event, outs: list[str]) -> None:
+    source, target = _dims(b, ev.inputs[0]), _dims(b, ev.outputs[0])
+    steps = b.static(ev, "steps")
+    axes: list[int] = []
+    starts: list[Dim] = []
+    ends: list[Dim] = []
+    for d, (start, step, size, full) in enumerate(zip(ev.dims["starts"], steps, target,
+                                                     source)):
+        if start == Dim(0) and step == 1 and size == full:
+            continue
+        stop = start + (size - 1) * step + 1 if size != Dim(0) else start
+        axes.append(d)
+        starts.append(_position(start, full))
+        ends.append(Dim(INT64_MAX) if stop == full else _position(stop, full))
+    b.node("Slice", [b.value(ev.inputs[0]), b.shape(starts), b.shape(ends),
+                     b.ints(axes, "axes"), b.ints([steps[a] for a in axes], "steps")],
+           outs[0])
+
+
+@_emitter("cat")
+def _cat(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("Concat", [b.value(r) for r in ev.inputs], outs[0], axis=ev.ctx["axis"])
+
+
+@_emitter("pad")
+def _pad(b: Builder, ev: Event, outs: list[str]) -> None:
+    pads = b.static(ev, "pads")
+    out = b.trace.values[ev.outputs[0]]
+    # the fill value is not among pad's saved arguments: read it from the result, at the
+    # first element (in the padding if any axis is padded before) or at the last element of
+    # the first axis padded after
+    offset = 0
+    if not any(before for before, _ in pads):
+        d = next(d for d, (_, after) in enumerate(pads) if after)
+        offset = (out.shape[d] - 1) * math.prod(out.shape[d + 1:])
+    size = out.dtype.itemsize
+    fill = out.tensor.to_bytes()[offset * size:(offset + 1) * size]
+    flat = [p[0] for p in pads] + [p[1] for p in pads]
+    b.node("Pad", [b.value(ev.inputs[0]), b.ints(flat, "pads"),
+                   b.raw(out.dtype.name, (), fill, "fill")], outs[0])
+
+
+# ---- indexing ----------------------------------------------------------------------------------
+@_emitter("gather")
+def _gather(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("GatherElements", [b.value(r) for r in ev.inputs], outs[0], axis=ev.ctx["axis"])
+
+
+@_emitter("index_select")
+def _index_select(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("Gather", [b.value(r) for r in ev.inputs], outs[0], axis=ev.ctx["axis"])
+
+
+@_emitter("scatter")
+def _scatter(b: Builder, ev: Event, outs: list[str]) -> None:
+    attrs = {"axis": ev.ctx["axis"]}
+    if ev.ctx["reduce"] == "add":
+        b.require(16, "scatter with accumulation")
+        attrs["reduction"] = b"add"
+    b.node("ScatterElements", [b.value(r) for r in ev.inputs], outs[0], **attrs)
+
+
+# ---- reductions and scans ----------------------------------------------------------------------
+#: reductions whose axes became an input at opset 13 (ReduceSum) or 18 (the others)
+REDUCE = {"sum": ("ReduceSum", 13), "max": ("ReduceMax", 18), "min": ("ReduceMin", 18),
+          "prod": ("ReduceProd", 18)}
+
+
+def _reduce(b: Builder, ev: Event, outs: list[str]) -> None:
+    op = ev.name.split(":", 1)[1]
+    axes = list(ev.ctx["axes"])
+    x = b.value(ev.inputs[0])
+    if not axes:
+        b.node("Identity", [x], outs[0])
+    elif op in REDUCE:
+        name, since = REDUCE[op]
+        b.axes_input(name, x, axes, outs[0], since=since, keepdims=1)
+    else:  # any / all: the max / min of the truth values as int32
+        if not b.trace.values[ev.inputs[0]].dtype.is_bool:
+            x = b.node("Cast", [x], to=onnx_dtype("bool"))
+        x = b.node("Cast", [x], to=onnx_dtype("int32"))
+        name = "ReduceMax" if op == "any" else "ReduceMin"
+        reduced = b.axes_input(name, x, axes, since=18, keepdims=1)
+        b.node("Cast", [reduced], outs[0], to=onnx_dtype("bool"))
+
+
+@_emitter("scan:sum")
+def _cumsum(b: Builder, ev: Event, outs: list[str]) -> None:
+    axis = b.raw("int64", (), ev.ctx["axis"].to_bytes(8, "little", signed=True), "axis")
+    b.node("CumSum", [b.value(ev.inputs[0]), axis], outs[0])
+
+
+# ---- linear algebra, convolution, pooling ------------------------------------------------------
+@_emitter("matmul")
+def _matmul(b: Builder, ev: Event, outs: list[str]) -> None:
+    b.node("MatMul", b.broadcast_inputs(ev, batch_only=True), outs[0])
+
+
+def _pads(pairs: list) -> list[int]:
+    return [p[0] for p in pairs] + [p[1] for p in pairs]
+
+
+@_emitter("conv")
+def _conv(b: Builder, ev: Event, outs: list[str]) -> None:
+    kernel = list(b.trace.values[ev.inputs[1]].shape[2:])
+    b.node("Conv", [b.value(r) for r in ev.inputs], outs[0], kernel_shape=kernel,
+           strides=list(b.static(ev, "stride")), pads=_pads(b.static(ev, "padding")),
+           dilations=list(b.static(ev, "dilation")), group=ev.ctx["groups"])
+
+
+@_emitter("conv_transpose")
+def _conv_transpose(b: Builder, ev: Event, outs: list[str]) -> None:
+    # saved: the padding of the convolution this is the adjoint of; a negative end means
+    # the output reaches past the last window, which ONNX calls output_padding
+    pairs = b.static(ev, "padding")
+    attrs = {"kernel_shape": list(b.trace.values[ev.inputs[1]].shape[2:]),
+             "strides": list(b.static(ev, "stride")),
+             "pads": [p for p, _ in pairs] + [max(e, 0) for _, e in pairs],
+             "dilations": list(b.static(ev, "dilation")), "group": ev.ctx["groups"]}
+    if any(e < 0 for _, e in pairs):
+        attrs["output_padding"] = [max(-e, 0) for _, e in pairs]
+    b.node("ConvTranspose", [b.value(r) for r in ev.inputs], outs[0], **attrs)
+
+
+@_emitter("max_pool")
+def _max_pool(b: Builder, ev: Event, outs: list[str]) -> None:
+    if "kernel" not in ev.ctx:
+        raise Unsupported("max_pool (its geometry is not among the saved arguments)")
+    b.node("MaxPool", [b.value(ev.inputs[0])], outs[0],
+           kernel_shape=list(b.static(ev, "kernel")), strides=list(b.static(ev, "stride")),
+           pads=_pads(b.static(ev, "padding")), dilations=list(b.static(ev, "dilation")))
+
+
+for _name in (*UNARY, "exp2", "expm1", "log2", "log1p", "rsqrt", "trunc", "isfinite",
+              "bitwise_not"):
+    EMITTERS[f"unary:{_name}"] = _unary
+for _name in (*BINARY, "ne", *BITWISE, "fmod", "remainder", "floor_divide"):
+    EMITTERS[f"binary:{_name}"] = _binary
+for _name in (*REDUCE, "any", "all"):
+    EMITTERS[f"reduce:{_name}"] = _reduce

@@ -1,0 +1,93 @@
+"""Control flow: If, Loop and Scan. Their subgraphs arrive as callables
+(``body(*inputs) -> outputs``) that the runner (or the generated code) provides."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyburn
+
+from ...errors import ArgumentError
+from ...tensor import Tensor
+from ..registry import check, index_dtype, onnx_op
+
+Body = Callable[..., list[Any]]
+
+
+def _truth(value: Tensor, what: str) -> bool:
+    check(value.numel() == 1, f"{what} must hold one element, got shape {tuple(value.shape)}")
+    return bool(value.reshape(()).item())
+
+
+@onnx_op("If", since=1)
+def if_(cond: Tensor, *, then_branch: Body, else_branch: Body) -> tuple[Any, ...]:
+    """If: the outputs of `then_branch` when `cond` is true, else of `else_branch`."""
+    return tuple((then_branch if _truth(cond, "If's condition") else else_branch)())
+
+
+@onnx_op("Loop", since=1)
+def loop(max_trip: Tensor | None, cond: Tensor | None, *initial: Any, body: Body,
+         device: Any = None) -> tuple[Any, ...]:
+    """Loop: run `body(i, cond, *state)` while `i < max_trip` and the condition holds;
+    returns the final loop-carried values, then each per-iteration output stacked."""
+    trip = None if max_trip is None else int(max_trip.reshape(()).item())
+    going = True if cond is None else _truth(cond, "Loop's condition")
+    state = list(initial)
+    scans: list[list[Tensor]] = []
+    step = 0
+    index = index_dtype(device)
+    while going and (trip is None or step < trip):
+        outs = body(pyburn.tensor(step, dtype=index, device=device),
+                    pyburn.tensor(going, dtype=pyburn.bool_, device=device), *state)
+        if len(outs) < 1 + len(state):
+            raise ArgumentError(f"Loop's body returned {len(outs)} values, it must return "
+                                f"the condition and {len(state)} loop-carried values")
+        going = _truth(outs[0], "Loop's body condition")
+        state = list(outs[1:1 + len(state)])
+        extra = outs[1 + len(state):]
+        if not scans:
+            scans = [[] for _ in extra]
+        for acc, value in zip(scans, extra):
+            acc.append(value)
+        step += 1
+    return (*state, *(pyburn.stack(acc) for acc in scans))
+
+
+@onnx_op("Scan", since=9)
+def scan(*inputs: Tensor, body: Body, num_scan_inputs: int,
+         scan_input_axes: list[int] | None = None,
+         scan_input_directions: list[int] | None = None,
+         scan_output_axes: list[int] | None = None,
+         scan_output_directions: list[int] | None = None) -> tuple[Tensor, ...]:
+    """Scan: run `body(*state, *slices)` over slices of the scan inputs along their scan
+    axes; returns the final states, then each per-step output stacked along its axis."""
+    n_state = len(inputs) - num_scan_inputs
+    check(n_state >= 0, f"Scan has {len(inputs)} inputs but num_scan_inputs="
+          f"{num_scan_inputs}")
+    state, xs = list(inputs[:n_state]), inputs[n_state:]
+    axes = [a % x.ndim for a, x in zip(scan_input_axes or [0] * len(xs), xs)]
+    backwards = scan_input_directions or [0] * len(xs)
+    lengths = {x.shape[a] for x, a in zip(xs, axes)}
+    check(len(lengths) <= 1, f"Scan's inputs have different lengths along their scan axes: "
+          f"{sorted(lengths)}")
+    steps = lengths.pop() if lengths else 0
+    collected: list[list[Tensor]] = []
+    for t in range(steps):
+        slices = [x.narrow(a, steps - 1 - t if back else t, 1).squeeze(a)
+                  for x, a, back in zip(xs, axes, backwards)]
+        outs = body(*state, *slices)
+        state = list(outs[:n_state])
+        extra = outs[n_state:]
+        if not collected:
+            collected = [[] for _ in extra]
+        for acc, value in zip(collected, extra):
+            acc.append(value)
+    out_axes = scan_output_axes or [0] * len(collected)
+    out_back = scan_output_directions or [0] * len(collected)
+    stacked = []
+    for acc, axis, back in zip(collected, out_axes, out_back):
+        if back:
+            acc = acc[::-1]
+        stacked.append(pyburn.stack(acc, dim=axis % (acc[0].ndim + 1)))
+    return (*state, *stacked)

@@ -1,0 +1,205 @@
+"""Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv and DeformConv.
+
+Each resolves ONNX's window attributes (`spatial.geometry`) and then calls
+`pyburn.nn.functional`'s convolution, which is one backend call where the device offers
+the "conv" capability. F's padding is symmetric, so the symmetric part of ONNX's (possibly
+asymmetric) pads goes to F and only the remainder is padded here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ... import Tensor, arange
+from ...nn import functional as F
+from ...nn.functional.windows import pad_spatial
+from ..registry import check, onnx_op
+from .quantize import requantize, zero_point_range
+from .sampling import sample
+from .spatial import Geometry, geometry, per_dim, same_pads
+
+_CONV: dict[int, Callable[..., Tensor]] = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_CONV_T: dict[int, Callable[..., Tensor]] = {
+    1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def _spatial_rank(x: Tensor, w: Tensor, op: str) -> int:
+    nd = x.ndim - 2
+    check(nd in _CONV, f"{op}: input must be (N, C, D1[, D2[, D3]]) with 1 to 3 spatial dims, "
+                       f"got shape {x.shape}")
+    check(w.ndim == x.ndim, f"{op}: weight shape {w.shape} must have the rank of input shape "
+                            f"{x.shape}")
+    return nd
+
+
+def _add_channel_bias(y: Tensor, b: Tensor | None) -> Tensor:
+    return y if b is None else y + b.reshape((b.numel(),) + (1,) * (y.ndim - 2))
+
+
+def _conv(x: Tensor, w: Tensor, b: Tensor | None, auto_pad: str, dilations: Sequence[int] | None,
+          group: int, pads: Sequence[int] | None, strides: Sequence[int] | None,
+          op: str) -> Tensor:
+    nd = _spatial_rank(x, w, op)
+    g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
+    sym = [max(0, min(before, after)) for before, after in g.pads]
+    x = pad_spatial(x, [(before - p, after - p) for p, (before, after) in zip(sym, g.pads)])
+    return _CONV[nd](x, w, b, stride=g.strides, padding=tuple(sym), dilation=g.dilations,
+                     groups=group)
+
+
+@onnx_op("Conv", since=1)
+def conv(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: str = "NOTSET",
+         dilations: list[int] | None = None, group: int = 1,
+         kernel_shape: list[int] | None = None, pads: list[int] | None = None,
+         strides: list[int] | None = None) -> Tensor:
+    """Conv: cross-correlation of x (N, C, *S) with w (M, C/group, *K), 1 to 3 spatial
+    dims; kernel_shape, when given, must match w."""
+    _check_kernel(kernel_shape, w, "Conv")
+    return _conv(x, w, b, auto_pad, dilations, group, pads, strides, "Conv")
+
+
+def _check_kernel(kernel_shape: list[int] | None, w: Tensor, op: str) -> None:
+    check(not kernel_shape or tuple(kernel_shape) == w.shape[2:],
+          f"{op}: kernel_shape {kernel_shape} does not match weight shape {w.shape}")
+
+
+@onnx_op("ConvTranspose", since=1)
+def conv_transpose(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: str = "NOTSET",
+                   dilations: list[int] | None = None, group: int = 1,
+                   kernel_shape: list[int] | None = None,
+                   output_padding: list[int] | None = None,
+                   output_shape: list[int] | None = None, pads: list[int] | None = None,
+                   strides: list[int] | None = None) -> Tensor:
+    """ConvTranspose: the transposed convolution of x (N, C, *S) with w (C, M/group, *K).
+
+    `output_shape` (spatial sizes) or SAME_* auto_pad fixes the output size and the pads
+    follow from it (SAME_UPPER puts the odd pad at the end, otherwise at the beginning); an
+    output larger than the full result is zero-extended at the end, as in `output_padding`.
+    """
+    op = "ConvTranspose"
+    nd = _spatial_rank(x, w, op)
+    _check_kernel(kernel_shape, w, op)
+    spatial, kernel = x.shape[2:], w.shape[2:]
+    stride = per_dim(strides, nd, 1, "strides", op)
+    dilation = per_dim(dilations, nd, 1, "dilations", op)
+    extra = per_dim(output_padding, nd, 0, "output_padding", op)
+    full = [(n - 1) * s + d * (k - 1) + 1 + e
+            for n, s, d, k, e in zip(spatial, stride, dilation, kernel, extra)]
+    if output_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        # some exporters write the whole output shape, not only its spatial part
+        sizes = list(output_shape)[-nd:] if output_shape else [n * s for n, s in
+                                                                zip(spatial, stride)]
+        pairs = [same_pads(f - o, auto_pad) for f, o in zip(full, sizes)]
+    elif auto_pad == "VALID" or not pads:
+        pairs = [(0, 0)] * nd
+    else:
+        check(len(pads) == 2 * nd, f"{op}: pads must have {2 * nd} values, got {pads}")
+        pairs = [(pads[i], pads[nd + i]) for i in range(nd)]
+    # the symmetric part of the cut goes to F; the rest (and output_padding) is cut or
+    # zero-extended here
+    sym = [max(0, min(before, after)) for before, after in pairs]
+    y = _CONV_T[nd](x, w, None, stride=stride, padding=tuple(sym), groups=group,
+                    dilation=dilation)
+    y = pad_spatial(y, [(p - before, e + p - after)
+                        for p, (before, after), e in zip(sym, pairs, extra)])
+    check(all(n > 0 for n in y.shape[2:]),
+          f"{op}: pads {pairs} leave an empty output for input shape {x.shape}")
+    return _add_channel_bias(y, b)
+
+
+def _centered(t: Tensor, zero_point: Tensor | None, channel_dim: int = 0) -> Tensor:
+    """An integer tensor minus its zero point (scalar, or one per channel along
+    `channel_dim`), as int32."""
+    t = t.int()
+    if zero_point is None:
+        return t
+    if zero_point.numel() == 1:
+        return t - zero_point.reshape(()).int()
+    shape = [1] * t.ndim
+    shape[channel_dim] = zero_point.numel()
+    return t - zero_point.int().reshape(tuple(shape))
+
+
+@onnx_op("ConvInteger", since=10)
+def conv_integer(x: Tensor, w: Tensor, x_zero_point: Tensor | None = None,
+                 w_zero_point: Tensor | None = None, *, auto_pad: str = "NOTSET",
+                 dilations: list[int] | None = None, group: int = 1,
+                 kernel_shape: list[int] | None = None, pads: list[int] | None = None,
+                 strides: list[int] | None = None) -> Tensor:
+    """ConvInteger: Conv of (x - x_zero_point) and (w - w_zero_point) in int32; the padding
+    is the zero point (a zero after centering)."""
+    _check_kernel(kernel_shape, w, "ConvInteger")
+    return _conv(_centered(x, x_zero_point), _centered(w, w_zero_point), None, auto_pad,
+                 dilations, group, pads, strides, "ConvInteger")
+
+
+@onnx_op("QLinearConv", since=10)
+def qlinear_conv(x: Tensor, x_scale: Tensor, x_zero_point: Tensor, w: Tensor, w_scale: Tensor,
+                 w_zero_point: Tensor, y_scale: Tensor, y_zero_point: Tensor | None = None,
+                 b: Tensor | None = None, *, auto_pad: str = "NOTSET",
+                 dilations: list[int] | None = None, group: int = 1,
+                 kernel_shape: list[int] | None = None, pads: list[int] | None = None,
+                 strides: list[int] | None = None) -> Tensor:
+    """QLinearConv: the integer convolution of the centered inputs plus the int32 bias,
+    rescaled by x_scale * w_scale / y_scale (w_scale per output channel or scalar), rounded
+    half to even, shifted by y_zero_point and saturated to its type."""
+    _check_kernel(kernel_shape, w, "QLinearConv")
+    acc = _conv(_centered(x, x_zero_point), _centered(w, w_zero_point), b, auto_pad,
+                dilations, group, pads, strides, "QLinearConv")
+    scale = x_scale.reshape(()) * w_scale.reshape((w_scale.numel(),) + (1,) * (acc.ndim - 2))
+    low, high, dtype = zero_point_range(y_zero_point, x)
+    return requantize(acc, scale / y_scale.reshape(()), y_zero_point, low, high, dtype)
+
+
+@onnx_op("DeformConv", since=19)
+def deform_conv(x: Tensor, w: Tensor, offset: Tensor, b: Tensor | None = None,
+                mask: Tensor | None = None, *, dilations: list[int] | None = None,
+                group: int = 1, kernel_shape: list[int] | None = None, offset_group: int = 1,
+                pads: list[int] | None = None, strides: list[int] | None = None) -> Tensor:
+    """DeformConv: a convolution whose kernel taps sample x bilinearly (zero outside) at
+    their regular position plus a learned offset, each sample weighted by `mask`.
+
+    offset is (N, offset_group * nd * K, *out) with the nd coordinates of each kernel tap
+    adjacent (K taps in row-major order); mask is (N, offset_group * K, *out).
+    """
+    op = "DeformConv"
+    nd = _spatial_rank(x, w, op)
+    _check_kernel(kernel_shape, w, op)
+    g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads)
+    n, c = x.shape[:2]
+    check(offset_group > 0 and c % offset_group == 0,
+          f"{op}: {c} channels are not divisible into offset_group={offset_group} groups")
+    k = 1
+    for size in g.kernel:
+        k *= size
+    positions = 1
+    for size in g.out:
+        positions *= size
+    check(offset.shape == (n, offset_group * nd * k) + g.out,
+          f"{op}: offset shape {offset.shape} must be {(n, offset_group * nd * k) + g.out}")
+    # each tap samples at its regular position plus the learned offset, bilinearly
+    offsets = offset.reshape(n * offset_group, k, nd, positions)
+    coords = [(offsets[:, :, dim] + _tap_grid(g, dim, offset).reshape(1, k, positions))
+              .reshape(n * offset_group, k * positions) for dim in range(nd)]
+    grouped = x.reshape((n * offset_group, c // offset_group) + x.shape[2:])
+    cols = sample(grouped, coords, "linear", "zeros", 1)
+    cols = cols.reshape(n, offset_group, c // offset_group, k, positions)
+    if mask is not None:
+        cols = cols * mask.reshape(n, offset_group, 1, k, positions)
+    m = w.shape[0]
+    cols = cols.reshape(n, group, (c // group) * k, positions)
+    y = (w.reshape(group, m // group, (c // group) * k) @ cols).reshape((n, m) + g.out)
+    return _add_channel_bias(y, b)
+
+
+def _tap_grid(g: Geometry, dim: int, like: Tensor) -> Tensor:
+    """For every kernel tap and output position (both row-major), the input coordinate of
+    that tap along spatial dim `dim` before any learned offset, in `like`'s dtype."""
+    nd = len(g.kernel)
+    tap = arange(g.kernel[dim], device=like.device).cast(like.dtype) * g.dilations[dim]
+    at = arange(g.out[dim], device=like.device).cast(like.dtype) * g.strides[dim] - g.pads[dim][0]
+    tap_shape, out_shape = [1] * (2 * nd), [1] * (2 * nd)
+    tap_shape[dim] = g.kernel[dim]
+    out_shape[nd + dim] = g.out[dim]
+    grid = tap.reshape(tuple(tap_shape)) + at.reshape(tuple(out_shape))
+    return grid.expand(tuple(g.kernel) + tuple(g.out))

@@ -1,0 +1,308 @@
+"""Graph passes run on every loaded model before anything executes.
+
+`prepare` checks a model and rewrites it into the form the runner and the code generator
+both consume: model-local functions inlined, nodes in topological order, every input defined,
+every operator known (all the unsupported ones named in one error), Identity and inference
+Dropout removed, and nodes nobody reads dropped. Constant folding happens later, in the
+runner, because it needs a device to compute on.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from collections.abc import Iterable, Iterator
+
+from ..errors import FormatError
+from . import ir
+from .registry import lookup
+
+#: The newest ai.onnx opset pyburn knows (onnx 1.22's).
+MAX_OPSET = 27
+#: Ops that are deterministic only given their inputs; never folded at load time.
+_RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
+                         "RandomUniformLike", "Bernoulli", "Multinomial"})
+
+
+class UnsupportedOperatorError(FormatError, NotImplementedError):
+    """A model uses operators (or attributes) that pyburn does not implement; the message
+    lists every one of them, found before anything runs."""
+
+
+def prepare(model: ir.Model) -> ir.Model:
+    """`model` checked and simplified, ready to run or print (the input is not modified)."""
+    _check_opsets(model.opsets)
+    model = copy.copy(model)
+    model.graph = _inline_functions(model.graph, model)
+    check_supported(model.graph, model.opsets)
+    model.graph = simplify(sort_graph(model.graph, ()), model.opsets)
+    return model
+
+
+def _check_opsets(opsets: dict[str, int]) -> None:
+    default = opsets.get("", opsets.get("ai.onnx"))
+    if default is not None and not 1 <= default <= MAX_OPSET:
+        raise FormatError(f"the model imports ai.onnx opset {default}; pyburn knows opsets "
+                          f"1 to {MAX_OPSET}")
+
+
+def subgraphs(node: ir.Node) -> Iterator[ir.Graph]:
+    """The subgraphs held in `node`'s attributes (If branches, Loop and Scan bodies)."""
+    for value in node.attrs.values():
+        if isinstance(value, ir.Graph):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, ir.Graph))
+
+
+def walk(graph: ir.Graph) -> Iterator[ir.Node]:
+    """Every node of `graph` and of its subgraphs, depth first."""
+    for node in graph.nodes:
+        yield node
+        for sub in subgraphs(node):
+            yield from walk(sub)
+
+
+def check_supported(graph: ir.Graph, opsets: dict[str, int]) -> None:
+    """Raise `UnsupportedOperatorError` naming every operator and attribute in `graph`
+    (subgraphs included) that pyburn cannot run at the model's opsets."""
+    missing: dict[str, int] = {}
+    attrs: dict[str, set[str]] = {}
+    for node in walk(graph):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        spec = lookup(node.op_type, opsets.get(domain, opsets.get("ai.onnx", 1)), domain)
+        label = f"{domain}.{node.op_type}" if domain else node.op_type
+        if spec is None:
+            missing[label] = missing.get(label, 0) + 1
+            continue
+        unknown = set(node.attrs) - spec.attributes
+        if unknown:
+            attrs.setdefault(label, set()).update(unknown)
+    if not missing and not attrs:
+        return
+    parts = []
+    if missing:
+        listed = ", ".join(f"{op} (x{n})" if n > 1 else op for op, n in sorted(missing.items()))
+        parts.append(f"operators pyburn does not implement: {listed}")
+    if attrs:
+        listed = "; ".join(f"{op}: {', '.join(sorted(names))}"
+                           for op, names in sorted(attrs.items()))
+        parts.append(f"attributes pyburn does not implement: {listed}")
+    raise UnsupportedOperatorError("cannot run this model: " + "; ".join(parts) +
+                                   " (docs/onnx.md lists what is supported)")
+
+
+def free_inputs(graph: ir.Graph) -> set[str]:
+    """Names `graph`'s nodes (and subgraphs) read that the graph itself does not define:
+    what a subgraph takes from its enclosing scopes."""
+    defined = {v.name for v in graph.inputs} | set(graph.initializers)
+    used: set[str] = set()
+    for node in graph.nodes:
+        used.update(name for name in node.inputs if name)
+        for sub in subgraphs(node):
+            used |= free_inputs(sub)
+        defined.update(node.outputs)
+    used.update(v.name for v in graph.outputs)
+    return used - defined
+
+
+def sort_graph(graph: ir.Graph, outer: Iterable[str]) -> ir.Graph:
+    """`graph` with its nodes in topological order (the file's order where it already is
+    one), subgraphs sorted too. Raises `FormatError` for an input nobody defines, a value
+    defined twice, or a cycle."""
+    outer = set(outer)
+    available = outer | {v.name for v in graph.inputs} | set(graph.initializers) | {""}
+    producer: dict[str, int] = {}
+    for i, node in enumerate(graph.nodes):
+        for name in node.outputs:
+            if not name:
+                continue
+            if name in producer or name in graph.initializers:
+                raise FormatError(f"{node.label()} defines {name!r}, which is already defined")
+            producer[name] = i
+    needs: list[set[int]] = []
+    for node in graph.nodes:
+        reads = [n for n in node.inputs if n]
+        for sub in subgraphs(node):
+            reads += sorted(free_inputs(sub))
+        deps = set()
+        for name in reads:
+            if name in producer:
+                deps.add(producer[name])
+            elif name not in available:
+                raise FormatError(f"{node.label()} reads {name!r}, which no graph input, "
+                                  f"initializer or node defines")
+        needs.append(deps)
+    order = _topological(needs, graph)
+    for out in graph.outputs:
+        if out.name not in producer and out.name not in available:
+            raise FormatError(f"graph output {out.name!r} is not defined by any node, input "
+                              f"or initializer")
+    nodes = []
+    for i in order:
+        node = graph.nodes[i]
+        scope = available | set(producer)
+        if any(True for _ in subgraphs(node)):
+            node = copy.copy(node)
+            node.attrs = {k: _sort_attr(v, scope) for k, v in node.attrs.items()}
+        nodes.append(node)
+    return _with_nodes(graph, nodes)
+
+
+def _sort_attr(value: object, scope: set[str]) -> object:
+    if isinstance(value, ir.Graph):
+        return sort_graph(value, scope)
+    if isinstance(value, list):
+        return [_sort_attr(v, scope) for v in value]
+    return value
+
+
+def _topological(needs: list[set[int]], graph: ir.Graph) -> list[int]:
+    # Kahn's algorithm with a heap on the file position, so an already-sorted graph keeps
+    # its order and the result is deterministic
+    users: list[list[int]] = [[] for _ in needs]
+    waiting = [len(deps) for deps in needs]
+    for i, deps in enumerate(needs):
+        for d in deps:
+            users[d].append(i)
+    ready = [i for i, w in enumerate(waiting) if w == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for u in users[i]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, u)
+    if len(order) < len(needs):
+        stuck = [graph.nodes[i].label() for i, w in enumerate(waiting) if w > 0][:5]
+        raise FormatError(f"the graph has a cycle through {', '.join(stuck)}")
+    return order
+
+
+def _with_nodes(graph: ir.Graph, nodes: list[ir.Node]) -> ir.Graph:
+    out = copy.copy(graph)
+    out.nodes = nodes
+    return out
+
+
+def simplify(graph: ir.Graph, opsets: dict[str, int]) -> ir.Graph:
+    """Remove Identity nodes and Dropout nodes that cannot be training, then nodes whose
+    results nobody reads (subgraphs too)."""
+    # names that subgraphs read from this scope keep their producers (renaming inside a
+    # subgraph would have to respect its own shadowing names)
+    keep = {v.name for v in graph.outputs}
+    for node in graph.nodes:
+        for sub in subgraphs(node):
+            keep |= free_inputs(sub)
+    rename: dict[str, str] = {}
+    nodes = []
+    for node in graph.nodes:
+        node = copy.copy(node)
+        node.inputs = [rename.get(n, n) for n in node.inputs]
+        if _is_passthrough(node) and node.outputs[0] not in keep:
+            rename[node.outputs[0]] = node.inputs[0]
+            continue
+        if any(True for _ in subgraphs(node)):
+            node.attrs = {k: _simplify_attr(v, opsets) for k, v in node.attrs.items()}
+        nodes.append(node)
+    return _drop_unused(_with_nodes(graph, nodes))
+
+
+def _simplify_attr(value: object, opsets: dict[str, int]) -> object:
+    if isinstance(value, ir.Graph):
+        return simplify(value, opsets)
+    if isinstance(value, list):
+        return [_simplify_attr(v, opsets) for v in value]
+    return value
+
+
+def _is_passthrough(node: ir.Node) -> bool:
+    if node.domain not in ("", "ai.onnx") or not node.inputs or not node.inputs[0]:
+        return False
+    if node.op_type == "Identity":
+        return True
+    if node.op_type != "Dropout":
+        return False
+    # a mask output, or a training_mode input, can make Dropout observable
+    no_mask = len(node.outputs) < 2 or not node.outputs[1]
+    no_training = len(node.inputs) < 3 or not node.inputs[2]
+    return no_mask and no_training
+
+
+def _drop_unused(graph: ir.Graph) -> ir.Graph:
+    needed = {v.name for v in graph.outputs}
+    kept = []
+    for node in reversed(graph.nodes):
+        if not any(name in needed for name in node.outputs if name):
+            continue
+        kept.append(node)
+        needed.update(n for n in node.inputs if n)
+        for sub in subgraphs(node):
+            needed |= free_inputs(sub)
+    initializers = {k: v for k, v in graph.initializers.items()
+                    if k in needed or k in {i.name for i in graph.inputs}}
+    out = _with_nodes(graph, kept[::-1])
+    out.initializers = initializers
+    return out
+
+
+def is_foldable(node: ir.Node) -> bool:
+    """Whether `node` may be computed once at load time when all its inputs are constants."""
+    return node.op_type not in _RANDOM_OPS and not any(True for _ in subgraphs(node))
+
+
+def _inline_functions(graph: ir.Graph, model: ir.Model) -> ir.Graph:
+    """`graph` with calls of the model's own functions (FunctionProto) replaced by their
+    bodies, recursively, names prefixed per call so they stay unique."""
+    if not model.functions:
+        return graph
+    counter = [0]
+
+    def expand(g: ir.Graph, depth: int) -> ir.Graph:
+        nodes: list[ir.Node] = []
+        for node in g.nodes:
+            fn = model.functions.get((node.domain, node.op_type))
+            if fn is None:
+                if any(True for _ in subgraphs(node)):
+                    node = copy.copy(node)
+                    node.attrs = {k: (expand(v, depth) if isinstance(v, ir.Graph) else v)
+                                  for k, v in node.attrs.items()}
+                nodes.append(node)
+                continue
+            if depth > 32:
+                raise FormatError(f"{node.label()}: model functions nest deeper than 32 "
+                                  f"levels (recursive?)")
+            counter[0] += 1
+            body = expand(_instantiate(fn, node, f"__{node.op_type}{counter[0]}_"), depth + 1)
+            nodes.extend(body.nodes)
+        return _with_nodes(g, nodes)
+
+    return expand(graph, 0)
+
+
+def _instantiate(fn: ir.Function, call: ir.Node, prefix: str) -> ir.Graph:
+    """The body of function `fn` for one call: formal inputs/outputs bound to the call's
+    names, other names prefixed, attribute references resolved."""
+    bind = dict(zip(fn.inputs, call.inputs))
+    bind.update(zip(fn.outputs, call.outputs))
+    values = {**fn.attribute_defaults, **call.attrs}
+
+    def name(n: str) -> str:
+        if not n:
+            return n
+        return bind.get(n, prefix + n)
+
+    nodes = []
+    for node in fn.nodes:
+        attrs = {}
+        for key, value in node.attrs.items():
+            if isinstance(value, ir.AttributeRef):
+                if value.ref in values:
+                    attrs[key] = values[value.ref]
+            else:
+                attrs[key] = value
+        nodes.append(ir.Node(node.op_type, [name(n) for n in node.inputs],
+                             [name(n) for n in node.outputs], attrs, node.name, node.domain))
+    return ir.Graph(nodes, [], [])

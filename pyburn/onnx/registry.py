@@ -1,0 +1,128 @@
+"""The one table of ONNX operators: each entry is a plain function on pyburn tensors.
+
+The interpreter (`pyburn.onnx.load`) calls these functions node by node, and the code
+generator (`pyburn onnx convert`) writes calls to them, so an operator is implemented once.
+
+The calling convention every operator function follows:
+
+- Positional parameters are the node's inputs in ONNX order, as `pyburn.Tensor`s; an omitted
+  optional input is None (trailing ones may be left out). Variadic inputs (Concat, Sum, Max,
+  ...) are ``*inputs``.
+- Attributes are keyword-only parameters named exactly as in the ONNX spec, with the spec's
+  defaults. Values are Python ints, floats, str (STRING attributes decoded as UTF-8), lists,
+  `pyburn.Tensor` (TENSOR attributes) or, for GRAPH attributes, a callable
+  ``body(*tensors) -> list[Tensor]`` that runs the subgraph.
+- A keyword-only parameter named ``device`` receives the device the model runs on (for
+  operators that create tensors from nothing, such as RandomNormal).
+- The result is a Tensor, or a tuple with one entry per declared output (None for an
+  output that is not produced). A Python list is an ONNX sequence value (SequenceConstruct,
+  SplitToSequence, ...); an empty optional is None.
+- Inputs that ONNX defines as data but that are shape-like (Reshape's shape, Slice's starts,
+  TopK's k, ...) arrive as tensors; `ints()` reads them. Constant folding makes them cheap.
+- int64 is ONNX's index type; on devices without int64 (wgpu) the loader holds int64 tensors
+  as int32, so operators must not assume int64 (`index_dtype()` gives the one to create).
+- Bad attribute values raise `pyburn.ArgumentError` (or another `PyburnError`); the runner
+  adds the node's name to the message.
+
+Operators whose semantics changed across opset versions are registered once per version
+range with ``since=``; `lookup` picks the newest registration not newer than the model's
+opset for that domain.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..dtypes import DType, int32, int64
+from ..errors import ArgumentError
+
+#: The domains whose operators pyburn implements ("" is the default ai.onnx domain).
+DOMAINS = ("", "ai.onnx", "com.microsoft")
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One implementation of an ONNX operator for opsets `since` and later."""
+
+    op_type: str
+    since: int
+    fn: Callable[..., Any]
+    domain: str = ""
+
+    @property
+    def attributes(self) -> frozenset[str]:
+        """The attribute names the implementation accepts."""
+        params = inspect.signature(self.fn).parameters.values()
+        return frozenset(p.name for p in params
+                         if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "device")
+
+    @property
+    def wants_device(self) -> bool:
+        """Whether the function takes the model's device as ``device=``."""
+        return "device" in inspect.signature(self.fn).parameters
+
+
+_TABLE: dict[tuple[str, str], list[OpSpec]] = {}
+
+
+def onnx_op(op_type: str, since: int = 1, domain: str = "") -> Callable[[Callable], Callable]:
+    """Register the decorated function as `op_type` for opsets `since` and later."""
+    def register(fn: Callable) -> Callable:
+        specs = _TABLE.setdefault((_domain(domain), op_type), [])
+        specs.append(OpSpec(op_type, since, fn, _domain(domain)))
+        specs.sort(key=lambda spec: spec.since)
+        return fn
+    return register
+
+
+def _domain(domain: str) -> str:
+    return "" if domain == "ai.onnx" else domain
+
+
+def lookup(op_type: str, opset: int, domain: str = "") -> OpSpec | None:
+    """The implementation of `op_type` for `opset` of `domain`, or None if pyburn has none."""
+    _load_all()
+    found = None
+    for spec in _TABLE.get((_domain(domain), op_type), ()):
+        if spec.since <= opset:
+            found = spec
+    return found
+
+
+def supported() -> dict[tuple[str, str], list[int]]:
+    """Every registered operator as ``{(domain, op_type): [since versions]}``."""
+    _load_all()
+    return {key: [spec.since for spec in specs] for key, specs in sorted(_TABLE.items())}
+
+
+def _load_all() -> None:
+    # the operator modules register themselves on import
+    from . import ops  # noqa: F401
+
+
+def ints(value: Any) -> list[int]:
+    """A shape-like input (a tensor, list or scalar) as a list of Python ints."""
+    if value is None:
+        return []
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (int, float, bool)):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
+def index_dtype(device: Any) -> DType:
+    """The dtype that stands for ONNX's int64 on `device`: int64 where the device holds it,
+    else int32."""
+    from ..device import device as as_device
+
+    return int64 if int64 in as_device(device).backend.dtypes else int32
+
+
+def check(condition: bool, message: str) -> None:
+    """Raise `ArgumentError(message)` unless `condition` holds."""
+    if not condition:
+        raise ArgumentError(message)

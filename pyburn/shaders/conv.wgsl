@@ -1,0 +1,149 @@
+// Convolution as an implicit GEMM, for the forward and the transposed convolution alike:
+//
+//     out[n, g, r, q] = sum over e and kernel offsets k of  w[g, r, e, k] * x[n, g, e, p(q, k)]
+//
+// (g a group, r an output channel within it, e an input channel within it, q an output
+// position and k a kernel offset, each with three spatial coordinates). No column buffer is
+// made: the input position p(q, k) is computed per spatial dim as num = q * A + k * B + C,
+// which exists when num >= 0, num % D == 0 and num / D < the input's size; otherwise the
+// term is zero (padding, or, in a transposed convolution, an offset the stride skips).
+//     convolution:             A = stride, B = dilation,  C = -padding before, D = 1
+//     transposed convolution:  A = 1,      B = -dilation, C = padding,         D = stride
+// 1-d and 2-d convolutions are 3-d ones with leading spatial sizes of 1.
+//
+// Register-blocked like matmul.wgsl: each invocation computes 4 rows by 4 columns (columns
+// are the output positions of every image in the box); a workgroup of {{rows}} x {{cols}}
+// invocations covers a tile of 4*{{rows}} rows by 4*{{cols}} columns. Per kernel offset an
+// invocation finds its four columns' input offsets once, then runs the channel loop with
+// nothing in it but loads and multiply-adds; a kernel offset none of its columns uses is
+// skipped. The loop runs over the piece [e0, e1) x [k0, k1) of channels and kernel offsets
+// that Python chose to fit the loop budget; pieces after the first add to the output.
+//
+// Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
+// element (the stored type of every operand); load (stored `v` as f32); store (f32 `s` as
+// element).
+// info: see the constants below; operands: out at binding 1, x at 2, w at 3.
+
+const NB = 0;      // images in the box
+const GB = 1;      // groups in the box
+const RB = 2;      // rows (output channels per group) in the box
+const QS = 3;      // output sizes [3]
+const SS = 6;      // input sizes [3]
+const KS = 9;      // kernel sizes [3]
+const MAP = 12;    // A[3], B[3], C[3], D[3]
+const PIECE = 24;  // e0, e1, k0, k1, accumulate (0 or 1)
+const OUT = 29;    // out: offset, strides along n, g, r, q[3]
+const X = 36;      // x: offset, strides along n, g, e, p[3]
+const W = 43;      // w: offset, strides along g, r, e, k[3]
+
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{element}}>;
+@group(0) @binding(2) var<storage, read> x: array<{{element}}>;
+@group(0) @binding(3) var<storage, read> w: array<{{element}}>;
+
+fn load_x(i: i32) -> f32 {
+    let v = x[i];
+    return {{load}};
+}
+
+fn load_w(i: i32) -> f32 {
+    let v = w[i];
+    return {{load}};
+}
+
+// The input offsets along spatial dim d of four columns at output coordinates q, for kernel
+// coordinate k, and which of them exist.
+struct Along {
+    at: vec4<i32>,
+    ok: vec4<bool>,
+}
+
+fn along(d: i32, q: vec4<i32>, k: i32) -> Along {
+    let num = q * info[MAP + d] + vec4<i32>(k * info[MAP + 3 + d] + info[MAP + 6 + d]);
+    let step = info[MAP + 9 + d];
+    let size = vec4<i32>(info[SS + d]);
+    if (step == 1) {  // every convolution: no division (slow on CPU drivers)
+        return Along(num * info[X + 4 + d], (num >= vec4<i32>(0)) & (num < size));
+    }
+    let p = num / vec4<i32>(step);
+    let exact = (num % vec4<i32>(step)) == vec4<i32>(0);
+    return Along(p * info[X + 4 + d], (num >= vec4<i32>(0)) & (p < size) & exact);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let rows = info[RB];
+    let positions = info[QS] * info[QS + 1] * info[QS + 2];
+    let columns = info[NB] * positions;
+    let tiles_r = (rows + 4 * {{rows}} - 1) / (4 * {{rows}});
+    let tiles_c = (columns + 4 * {{cols}} - 1) / (4 * {{cols}});
+    let t = pb_group(wid, nwg);
+    let g = t / (tiles_r * tiles_c);
+    if (g >= info[GB]) {
+        return;
+    }
+    let tile = t % (tiles_r * tiles_c);
+    let row = (tile / tiles_c) * 4 * {{rows}} + (i32(lid) / {{cols}}) * 4;
+    let col = (tile % tiles_c) * 4 * {{cols}} + (i32(lid) % {{cols}}) * 4;
+    // rows and columns past the edge are clamped for loading; their results are not stored
+    let r4 = min(vec4<i32>(row) + vec4<i32>(0, 1, 2, 3), vec4<i32>(rows - 1));
+    let j4 = min(vec4<i32>(col) + vec4<i32>(0, 1, 2, 3), vec4<i32>(columns - 1));
+    let n4 = j4 / vec4<i32>(positions);
+    let q4 = j4 % vec4<i32>(positions);
+    let qw = q4 % vec4<i32>(info[QS + 2]);
+    let qh = (q4 / vec4<i32>(info[QS + 2])) % vec4<i32>(info[QS + 1]);
+    let qd = q4 / vec4<i32>(info[QS + 1] * info[QS + 2]);
+    let e0 = info[PIECE];
+    let e1 = info[PIECE + 1];
+    let x_step = vec4<i32>(info[X + 3]);
+    let w_step = vec4<i32>(info[W + 3]);
+    let x_base = vec4<i32>(info[X] + g * info[X + 2] + e0 * info[X + 3]) + n4 * info[X + 1];
+    let w_base = vec4<i32>(info[W] + g * info[W + 1] + e0 * info[W + 3]) + r4 * info[W + 2];
+    let plane = info[KS + 1] * info[KS + 2];
+    var acc: array<vec4<f32>, 4>;
+    for (var k = info[PIECE + 2]; k < info[PIECE + 3]; k++) {
+        let kd = k / plane;
+        let kh = (k / info[KS + 2]) % info[KS + 1];
+        let kw = k % info[KS + 2];
+        let pd = along(0, qd, kd);
+        let ph = along(1, qh, kh);
+        let pw = along(2, qw, kw);
+        let ok = pd.ok & ph.ok & pw.ok;
+        if (!any(ok)) {
+            continue;
+        }
+        // a column without an input position reads its image's first element, discarded
+        var xk = x_base + select(vec4<i32>(0), pd.at + ph.at + pw.at, ok);
+        var wk = w_base + vec4<i32>(kd * info[W + 4] + kh * info[W + 5] + kw * info[W + 6]);
+        for (var e = e0; e < e1; e++) {
+            let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));
+            let bv = select(vec4<f32>(0.0),
+                            vec4<f32>(load_x(xk.x), load_x(xk.y), load_x(xk.z), load_x(xk.w)),
+                            ok);
+            acc[0] += av.x * bv;
+            acc[1] += av.y * bv;
+            acc[2] += av.z * bv;
+            acc[3] += av.w * bv;
+            xk += x_step;
+            wk += w_step;
+        }
+    }
+    let out_base = info[OUT] + g * info[OUT + 2];
+    let out_col = n4 * info[OUT + 1] + qd * info[OUT + 4] + qh * info[OUT + 5]
+        + qw * info[OUT + 6];
+    let accumulate = info[PIECE + 4] != 0;
+    for (var i = 0; i < 4; i++) {
+        for (var j = 0; j < 4; j++) {
+            if (row + i < rows && col + j < columns) {
+                let at = out_base + (row + i) * info[OUT + 3] + out_col[j];
+                var s = acc[i][j];
+                if (accumulate) {
+                    let v = out[at];
+                    s += {{load}};
+                }
+                out[at] = {{store}};
+            }
+        }
+    }
+}

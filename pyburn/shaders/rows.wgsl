@@ -1,0 +1,94 @@
+// Row-wise normalisations (softmax, log_softmax, layer_norm): for every group g of the kept
+// dims, the row of x over the row dims is read once to gather a statistic, then again to
+// write out[g, r] = finish(x[g, r], statistic). `threads` invocations share a row: each
+// folds every threads-th element into its own statistic, then they combine theirs as a tree
+// in workgroup memory, so the whole row is one kernel.
+//
+// Placeholders
+//   workgroup, threads  invocations per workgroup and per row (powers of two)
+//   element             the stored type of x and out
+//   load, store         stored `v` as f32, f32 `s` as element
+//   identity            the empty statistic (a Stat)
+//   fold                the body of `fold(s: Stat, v: f32) -> Stat` (one more element)
+//   combine             the body of `combine(a: Stat, b: Stat) -> Stat`
+//   finish              the body of `finish(v: f32, s: Stat) -> f32` (the row's statistic s)
+//   functions           helper functions the three bodies call (may be empty)
+//
+// info: [rows, row length, kept rank K, row rank R, parameter (f32 bits), kept shape[K],
+//        row shape[R], x: offset, kept strides[K], row strides[R], out: the same]
+
+struct Stat {
+    a: f32,
+    b: f32,
+    c: f32,
+}
+
+@group(0) @binding(0) var<storage, read> info: array<i32>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{element}}>;
+@group(0) @binding(2) var<storage, read> x: array<{{element}}>;
+var<workgroup> partial: array<Stat, {{workgroup}}>;
+
+{{functions}}
+
+fn fold(s: Stat, v: f32) -> Stat {
+{{fold}}
+}
+
+fn combine(a: Stat, b: Stat) -> Stat {
+{{combine}}
+}
+
+fn finish(v: f32, s: Stat) -> f32 {
+{{finish}}
+}
+
+// Offset of element r of a row, relative to the row's start, in the operand whose strides
+// start at info[strides].
+fn along(r: i32, strides: i32) -> i32 {
+    let reduced = info[3];
+    if (reduced == 1) {
+        return r * info[strides];
+    }
+    return pb_strided(r, reduced, 5 + info[2], strides);
+}
+
+fn load_x(i: i32) -> f32 {
+    let v = x[i];
+    return {{load}};
+}
+
+@compute @workgroup_size({{workgroup}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let lane = i32(lid) % {{threads}};
+    let g = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
+    let kept = info[2];
+    let reduced = info[3];
+    let length = info[1];
+    let at_x = 5 + kept + reduced;
+    let at_out = at_x + 1 + kept + reduced;
+    var x_base = 0;
+    var stat = {{identity}};
+    if (g < info[0]) {
+        x_base = info[at_x] + pb_strided(g, kept, 5, at_x + 1);
+        for (var r = lane; r < length; r += {{threads}}) {
+            stat = fold(stat, load_x(x_base + along(r, at_x + 1 + kept)));
+        }
+    }
+    partial[lid] = stat;
+    workgroupBarrier();
+    for (var s = {{threads}} / 2; s > 0; s /= 2) {
+        if (lane < s) {
+            partial[lid] = combine(partial[lid], partial[lid + u32(s)]);
+        }
+        workgroupBarrier();
+    }
+    let total = partial[lid - u32(lane)];
+    if (g < info[0]) {
+        let out_base = info[at_out] + pb_strided(g, kept, 5, at_out + 1);
+        for (var r = lane; r < length; r += {{threads}}) {
+            let s = finish(load_x(x_base + along(r, at_x + 1 + kept)), total);
+            out[out_base + along(r, at_out + 1 + kept)] = {{store}};
+        }
+    }
+}
