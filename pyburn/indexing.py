@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 from collections import namedtuple
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +46,15 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     if index.numel() == 0:
         return index
     floor = -size if allow_negative else 0
-    gpu = getattr(index.device.backend, "gpu", None)
-    if gpu is None:
+    backend = index.device.backend
+    if getattr(backend, "gpu", None) is None:  # the wgpu backends, fused or not, have one
         low, high = index.amin().item(), index.amax().item()
         if low < floor or high >= size:
             raise IndexOutOfRange(_out_of_range(what, low, high, floor, size))
         wrap_negatives = low < 0
     else:
-        _GpuChecks.of(gpu).add(index, floor, size, what)
-        wrap_negatives = allow_negative and index.dtype.is_integer and index.dtype.itemsize > 1
+        _GpuChecks.of(backend).add(index, floor, size, what)
+        wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
     return index
@@ -90,10 +92,10 @@ class _GpuChecks:
     the work queued before it: four waits per training step with cross_entropy (its gather
     and backward's scatter_add), 182 ms a step instead of 69 in Chromium. Here each check
     queues two reductions (the index's min and max), and the next read fetches the bounds
-    of every pending check at once and raises for the first that failed. Until then the
-    op has run with indices out of range: what a GPU does with those is its own (WebGPU
-    clamps or drops the accesses; nothing outside the tensors is touched), and the tensors
-    computed from it hold unspecified values.
+    of every pending check at once and raises for the first that failed. By then the op
+    has run with indices out of range: WebGPU keeps every access within the buffers bound
+    to the kernel (it clamps or drops the others), and the tensors computed from the op hold
+    unspecified values.
     """
 
     #: pending bounds are joined into one tensor past this many pieces (a loop that never
@@ -109,26 +111,27 @@ class _GpuChecks:
         self.recent: list[tuple[Tensor, Any, int, int]] = []
 
     @classmethod
-    def of(cls, gpu: Any) -> _GpuChecks:
-        """The checks of `gpu`, registered as its read hook on first use."""
-        for hook in gpu.read_hooks:
-            if isinstance(hook, cls):
+    def of(cls, backend: Any) -> _GpuChecks:
+        """The checks of a wgpu `backend` (fused or not: their handles differ), registered
+        as a read hook of its `Gpu` on first use."""
+        for hook in backend.gpu.read_hooks:
+            if isinstance(hook, cls) and hook.backend is backend:
                 return hook
-        hook = cls(gpu_backend(gpu))
-        gpu.read_hooks.append(hook)
+        hook = cls(backend)
+        backend.gpu.read_hooks.append(hook)
         return hook
 
     def add(self, index: Tensor, floor: int, size: int, what: str) -> None:
         """Queue the check that every entry of `index` lies in ``[floor, size)``."""
-        key = (index, index._h, floor, size)
-        if any(all(a is b or a == b for a, b in zip(key, seen)) for seen in self.recent):
+        if any(seen is index and h is index._h and (low, n) == (floor, size)
+               for seen, h, low, n in self.recent):
             return
         be = self.backend
         h = index._h if index.dtype is int32 else be.cast(index._h, int32)
         axes = tuple(range(index.ndim))
         self.bounds += [be.reshape(be.reduce(op, h, axes), (1,)) for op in ("min", "max")]
         self.checks.append(_Check(what, floor, size, _caller()))
-        self.recent.append(key)
+        self.recent.append((index, index._h, floor, size))
         if len(self.bounds) > self.JOIN_AT:
             self.bounds, self.recent = [be.cat(self.bounds, 0)], []
 
@@ -145,36 +148,33 @@ class _GpuChecks:
             if low < check.floor or high >= check.size:
                 raise IndexOutOfRange(
                     f"{_out_of_range(check.what, low, high, check.floor, check.size)} (in "
-                    f"{check.caller}; on a GPU indices are checked there, and an error shows "
-                    "at the next read)")
+                    f"{check.caller}; checked on the GPU, reported at the next read)")
 
     def settle(self) -> None:
         """Read the pending bounds (blocking); raise for the first failed check."""
         if self.checks:
             checks, bounds = self._take()
-            self._judge(checks, self._read(checks, bounds, self.backend.to_bytes))
+            with self._kept_on_failure(checks, bounds):
+                data = self.backend.to_bytes(bounds, (2 * len(checks),), int32)
+            self._judge(checks, data)
 
     async def settle_async(self) -> None:
         """Awaitable `settle`."""
         if self.checks:
             checks, bounds = self._take()
-            try:
+            with self._kept_on_failure(checks, bounds):
                 data = await self.backend.to_bytes_async(bounds, (2 * len(checks),), int32)
-            except BaseException:
-                self._restore(checks, bounds)
-                raise
             self._judge(checks, data)
 
-    def _read(self, checks: list[_Check], bounds: Any, read: Any) -> bytes:
+    @contextmanager
+    def _kept_on_failure(self, checks: list[_Check], bounds: Any) -> Iterator[None]:
+        """Put the checks back if their read fails (a ReadbackError where a synchronous
+        read cannot wait): the next read settles them."""
         try:
-            return read(bounds, (2 * len(checks),), int32)
+            yield
         except BaseException:
-            self._restore(checks, bounds)
+            self.checks[:0], self.bounds[:0] = checks, [bounds]
             raise
-
-    def _restore(self, checks: list[_Check], bounds: Any) -> None:
-        """Put back checks whose read failed (a ReadbackError: the next read settles them)."""
-        self.checks[:0], self.bounds[:0] = checks, [bounds]
 
 
 # ---- __getitem__ ---------------------------------------------------------------------------

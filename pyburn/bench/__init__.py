@@ -19,7 +19,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
-from . import autodiff, conv, elementwise, gpu, matmul, overhead, reduction, store, train, web
+from . import (
+    autodiff,
+    conv,
+    elementwise,
+    gpu,
+    matmul,
+    onnx,
+    overhead,
+    reduction,
+    store,
+    train,
+    web,
+)
 from .report import Report, Row, Target
 from .suite import Benchmark, run
 from .timing import Settings, Timing, measure
@@ -28,7 +40,8 @@ from .timing import Settings, Timing, measure
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS + store.BENCHMARKS + gpu.BENCHMARKS
+                                     + train.BENCHMARKS + store.BENCHMARKS + onnx.BENCHMARKS
+                                     + gpu.BENCHMARKS
                                      + web.BENCHMARKS)
 
 _EPILOG = """\

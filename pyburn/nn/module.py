@@ -27,6 +27,10 @@ tensor_layer = sys.modules[Tensor.__module__]
 
 __all__ = ["LoadResult", "Module", "Parameter"]
 
+#: the ONNX exporter's tracer while ``pyburn.onnx.export`` runs a forward pass, else None
+#: (pyburn/onnx/export/trace.py)
+_tracer: Any = None
+
 
 @dataclass(frozen=True)
 class LoadResult:
@@ -114,8 +118,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if tensor_layer._tracer is not None:  # pyburn.onnx.export is tracing this call
-            return tensor_layer._tracer.call(self, args, kwargs)
+        if _tracer is not None:  # pyburn.onnx.export is tracing this call
+            return _tracer.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # ---- registration ----------------------------------------------------------------------

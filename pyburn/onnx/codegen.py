@@ -205,7 +205,7 @@ def _wrap(line: str, width: int = 100) -> str:
     head, rest = line.split("(", 1)
     args = _split_args(rest[:-1])
     inner = indent + "    "
-    lines = [_wrap(inner + a + ",", width) for a in args]
+    lines = [_wrap(inner + a, width - 1) + "," for a in args]
     return head + "(\n" + "\n".join(lines) + f"\n{indent})"
 
 

@@ -1,21 +1,33 @@
 // Reduction over a set of dims: for every group g of the kept dims, out[g] is the
-// combination of x over the reduced dims (sum, prod, max, min, any, all, argmax, argmin).
-// `threads` invocations share a group: each folds every threads-th element of it, then they
-// combine their partial results as a tree in workgroup memory. The accumulator carries an
-// element index beside the value, which only the arg reductions use: combining by explicit
-// index makes "the first index wins" independent of the order of combination.
+// combination of the source over the reduced dims (sum, prod, max, min, any, all, argmax,
+// argmin). `threads` invocations share a group: each folds every threads-th element of it,
+// then they combine their partial results as a tree in workgroup memory. The accumulator
+// carries an element index beside the value, which only the arg reductions use: combining
+// by explicit index makes "the first index wins" independent of the order of combination.
+//
+// The source is elementwise code over any number of inputs (a plain reduction reads one;
+// the fusion backend's producers compute theirs on the fly), and the group's result goes
+// through elementwise code of its own (an epilogue: a fused consumer) before it is stored.
 //
 // Placeholders
 //   workgroup, threads  invocations per workgroup and per group (powers of two)
-//   in_type, out_type   stored element types of x and out
+//   out_type            stored element type of out
+//   bindings            declarations of the other operands, from binding 2 on
 //   acc                 the accumulator's value type
 //   identity            the accumulator's starting value (an expression of type acc)
-//   load                the value of element `v` (read raw from x) as acc
 //   combine             the body of `combine(a: Acc, b: Acc) -> Acc`
-//   result              what to store to out, from the group's result `best: Acc`
+//   reduced_at          the body of `reduced_at(r, k)` (general, or the one-dim form)
+//   bases               `let base_k = group_at(g, k);` for the operands read in the loop
+//   hoisted             loads of the source inputs that are the same across the group
+//   loads               statements computing the source at element r (loads, then steps)
+//   value               the source element as acc
+//   kept_source         a statement storing the source element too, or nothing
+//   finish              statements turning the group's result `best: Acc` into the
+//                       value stored to out, `result` (the epilogue)
 //
 // info: [groups, count, kept rank K, reduced rank R, kept shape[K], reduced shape[R],
-//        x: offset, kept strides[K], reduced strides[R], out: offset, kept strides[K]]
+//        then per operand k (1 = out, 2.. = the others): offset, kept strides[K],
+//        reduced strides[R]]
 
 struct Acc {
     v: {{acc}},
@@ -24,11 +36,27 @@ struct Acc {
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
-@group(0) @binding(2) var<storage, read> x: array<{{in_type}}>;
+{{bindings}}
 var<workgroup> partial: array<Acc, {{workgroup}}>;
 
 fn combine(a: Acc, b: Acc) -> Acc {
 {{combine}}
+}
+
+// Where operand k's metadata starts.
+fn block(k: i32) -> i32 {
+    return 4 + info[2] + info[3] + (k - 1) * (1 + info[2] + info[3]);
+}
+
+// Offset of group g's first element in operand k.
+fn group_at(g: i32, k: i32) -> i32 {
+    let b = block(k);
+    return info[b] + pb_strided(g, info[2], 4, b + 1);
+}
+
+// Offset of element r of a group in operand k, relative to the group's first element.
+fn reduced_at(r: i32, k: i32) -> i32 {
+{{reduced_at}}
 }
 
 @compute @workgroup_size({{workgroup}})
@@ -36,16 +64,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let lane = i32(lid) % {{threads}};
     let g = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
-    let kept = info[2];
-    let reduced = info[3];
-    let at_x = 4 + kept + reduced;
-    let at_out = at_x + 1 + kept + reduced;
     var acc = Acc({{identity}}, 0x7fffffff);
     if (g < info[0]) {
-        let base = info[at_x] + pb_strided(g, kept, 4, at_x + 1);
+{{bases}}
+{{hoisted}}
         for (var r = lane; r < info[1]; r += {{threads}}) {
-            let v = x[base + pb_strided(r, reduced, 4 + kept, at_x + 1 + kept)];
-            acc = combine(acc, Acc({{load}}, r));
+{{loads}}
+{{kept_source}}
+            acc = combine(acc, Acc({{value}}, r));
         }
     }
     partial[lid] = acc;
@@ -58,6 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     if (lane == 0 && g < info[0]) {
         let best = partial[lid];
-        out[info[at_out] + pb_strided(g, kept, 4, at_out + 1)] = {{result}};
+{{finish}}
+        out[group_at(g, 1)] = result;
     }
 }

@@ -401,5 +401,15 @@ CONVOLUTION = [
          rand(3, 8)),
 ]
 
+# Row normalisations: composites on most devices, one node each where the device has the
+# "softmax" / "layer_norm" capabilities (their rules: softmax, which covers log_softmax, and
+# layer_norm).
+ROWS = [
+    case("softmax", lambda L, x: L.nn.functional.softmax(x, dim=1), rand(3, 5, 2)),
+    case("log_softmax", lambda L, x: L.nn.functional.log_softmax(x, dim=-1), rand(4, 6)),
+    case("layer_norm", lambda L, x, w, b: L.nn.functional.layer_norm(x, (3, 4), w, b),
+         rand(2, 3, 4), rand(3, 4), rand(3, 4)),
+]
+
 CASES: list[Case] = (ELEMENTWISE + REDUCTIONS + MOVEMENT + INDEXING + LINALG + COMPOSED
-                     + CONVOLUTION)
+                     + CONVOLUTION + ROWS)

@@ -470,6 +470,16 @@ class OpChecker:
 
 # ---- errors ------------------------------------------------------------------------------
 
+def read_back(result: Any) -> Any:
+    """Read every tensor in `result` (a tensor or a tuple of them) and return it: a GPU
+    reports an index out of range at the next read rather than at the call (docs/api.md,
+    "Indexing"), so a test of bad input reads what the call returned."""
+    for item in result if isinstance(result, tuple) else (result,):
+        if isinstance(item, pyburn.Tensor):
+            item.tolist()
+    return result
+
+
 class raises:
     """``with raises(pyburn.ShapeError, "2, 3", "4, 5"):`` — the block must raise that class,
     and its message must contain every word (a tuple of words means any one of them),

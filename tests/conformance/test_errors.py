@@ -9,7 +9,7 @@ import pytest
 
 import pyburn
 
-from .helpers import raises
+from .helpers import raises, read_back
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ ALL = ([("shape", b) for b in SHAPE_ERRORS] + [("dim", b) for b in DIM_ERRORS]
 @pytest.mark.parametrize("kind,bad", ALL, ids=[f"{k}-{b.id}" for k, b in ALL])
 def test_bad_input_raises_a_named_error(device, kind, bad):
     with raises(bad.error, *bad.words):
-        bad.call(device)
+        read_back(bad.call(device))
 
 
 def test_errors_are_pyburn_errors_and_builtin_kinds():

@@ -43,7 +43,47 @@ class Read:
                    "{buf}[{at}]" if raw else t.kind.load("{buf}[{at}]"))
 
 
-def _indent(text: str, spaces: int) -> str:
+#: the variable through which an epilogue reads the result of the kernel it is fused into
+ANCHOR = "anchor"
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """Elementwise code run at every point of a kernel's iteration space: `reads` (inputs,
+    each with strides over that space), `body` (statements over the reads' names) and
+    `value` (the result: WGSL in the compute type). A map kernel stores one; a reduction
+    folds one (its source); an epilogue computes one from the kernel's result (`ANCHOR`)."""
+
+    reads: tuple[Read, ...] = ()
+    body: str = ""
+    value: str = ANCHOR
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What a reduction or matmul kernel does with its result (the variable `ANCHOR`,
+    rounded as storing it would round it): computes `fragment` at every point of the
+    result's space and stores it into the view `out`; also stores the result itself into
+    `keep` when given (something else needs it)."""
+
+    fragment: Fragment
+    out: GpuTensor
+    keep: GpuTensor | None = None
+
+    @classmethod
+    def plain(cls, out: GpuTensor) -> Epilogue:
+        """Store the result into `out` as it is."""
+        return cls(Fragment(), out)
+
+
+def declare(binding: int, name: str, element: str, writable: bool = False) -> str:
+    """The WGSL declaration of a storage buffer of `element`s at `binding`."""
+    access = "read_write" if writable else "read"
+    return f"@group(0) @binding({binding}) var<storage, {access}> {name}: array<{element}>;"
+
+
+def indent(text: str, spaces: int) -> str:
+    """`text` with every non-empty line indented by `spaces`."""
     return "\n".join(" " * spaces + line if line else line for line in text.splitlines())
 
 
@@ -65,16 +105,15 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
     decls, uniforms, loads = [], [], []
     for k, (read, st) in enumerate(zip(inputs, strides[1:]), start=1):
         operands[k + 1] = replace(read.operand, strides=st)
-        decls.append(f"@group(0) @binding({k + 1}) var<storage, read> in{k}: "
-                     f"array<{read.element}>;")
+        decls.append(declare(k + 1, f"in{k}", read.element))
         # the same element at every point: loaded once per invocation
         point = "0" if not any(st) else "i"
         (uniforms if point == "0" else loads).append(
             f"let {read.name} = {read.load.format(buf=f'in{k}', at=f'at({point}, {k})')};")
     source = render("map", workgroup=WORKGROUP, unroll=UNROLL, out_type=out.kind.storage,
                     inputs="\n".join(decls), at=_AT_LINEAR if len(dims) == 1 else _AT_GENERAL,
-                    uniforms=_indent("\n".join(uniforms), 4),
-                    loads=_indent("\n".join([*loads, body]), 12), value=value)
+                    uniforms=indent("\n".join(uniforms), 4),
+                    loads=indent("\n".join([*loads, body]), 12), value=value)
 
     def meta(box) -> list[int]:
         return [box.size, len(dims), *box.extents,

@@ -24,6 +24,12 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _HELPER_CALL = re.compile(r"\bpb_\w+")
 _F16 = re.compile(r"\bf16\b")
 _COMMENT = re.compile(r"//[^\n]*")
+_LOOP = re.compile(r"\b(?:for|while|loop)\b")
+
+#: the most iterations one loop of a helper runs (pb_pow_i32 and pb_pow_u32: 32, pb_erf: 41;
+#: pb_strided: the rank); what a kernel that calls helpers inside its own loop counts per
+#: helper loop against llvmpipe's loop limit (see `launch.MAX_LOOP`)
+HELPER_LOOP = 64
 
 
 class TemplateError(PyburnError):
@@ -58,6 +64,21 @@ def _helpers() -> dict[str, str]:
         else:
             comment = [*comment, line] if line.startswith("//") else []
     return found
+
+
+def _loops_in(name: str, seen: frozenset[str] = frozenset()) -> int:
+    """Loops in helper `name`, with those of the helpers it calls."""
+    text = _COMMENT.sub("", _helpers()[name])
+    called = set(_HELPER_CALL.findall(text)) & set(_helpers())
+    return len(_LOOP.findall(text)) + sum(_loops_in(other, seen | {name})
+                                          for other in called - seen - {name})
+
+
+def helper_loops(text: str) -> int:
+    """How many helper loops the helper calls in `text` enter, counted per call: a kernel
+    running `text` in a loop of its own adds up to ``HELPER_LOOP + 2`` iterations per helper
+    loop to each of its own (llvmpipe counts nested iterations)."""
+    return sum(_loops_in(name) for name in _HELPER_CALL.findall(text) if name in _helpers())
 
 
 def fill(text: str, values: dict[str, str], strict: bool = True) -> str:

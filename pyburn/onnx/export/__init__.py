@@ -30,7 +30,7 @@ from ...errors import ArgumentError
 from ...nn.module import Module
 from ...tensor import Tensor
 from .. import ir
-from . import layers, recurrent  # noqa: F401 - registers the module exporters
+from . import activations, layers, pooling, recurrent  # noqa: F401 - registers the exporters
 from .align import Axes, align, variant_inputs
 from .builder import Builder
 from .dims import Dim, SizePlan
@@ -255,6 +255,6 @@ def _label(d: Dim, symbols: list[str]) -> int | str | None:
     """How a value_info shows a size: an int, a dynamic axis's name, or unknown (None)."""
     if d.is_static:
         return d.const
-    if d.const == 0 and len(d.terms) == 1 and d.terms[0][1] == 1:
-        return symbols[d.terms[0][0]]
+    if d.const == 0 and len(d.terms) == 1 and len(d.terms[0][0]) == 1 and d.terms[0][1] == 1:
+        return symbols[d.terms[0][0][0]]
     return None

@@ -10,6 +10,9 @@ constant in one trace but has other values in the next.
 
 from __future__ import annotations
 
+import contextlib
+import struct
+
 from ...creation import tensor as make_tensor
 from ...dtypes import int32
 from ...errors import ArgumentError
@@ -91,21 +94,32 @@ def _check_constant(ref: int, v: Value, versions: list[Value], what: str,
     if all(u.tensor._h is v.tensor._h for u in versions):
         return  # the same tensor every time (a parameter): nothing can differ
     data = [u.tensor.to_bytes() for u in versions]
-    if all(d.is_static for d in v.dims):
-        if any(d != data[0] for d in data[1:]):
-            raise ArgumentError(
-                f"{what} is computed from the inputs by an operation the exporter cannot "
-                f"trace (argmax/argmin, sort/topk, nonzero, or a backend capability such as "
-                f"max_pool outside autodiff): its values changed with the inputs")
+    static = all(d.is_static for d in v.dims)
+    if static and all(d == data[0] for d in data[1:]):
         return
     fills = [uniform(d, v.dtype.itemsize) for d in data]
-    if fills[0] is None or any(f != fills[0] for f in fills):
-        raise ArgumentError(
-            f"{what} has a shape that follows the dynamic axes {list(plan.names)} but is not "
-            f"filled with one value (as zeros(...) or full(...) would be), so it cannot be "
-            f"rebuilt at another size; make it an input of the model, or keep those axes "
-            f"static")
-    v.fill = fills[0]
+    if all(f == fills[0] for f in fills) and fills[0] is not None:
+        v.fill = fills[0]  # zeros(batch, ...): rebuilt at run time
+        return
+    # one value that follows the dynamic axes: a size used as a number (mean's count)
+    numbers = [struct.unpack("<" + v.dtype.struct_char, f)[0] if f is not None else None
+               for f in fills]
+    if plan.names and all(n is not None and n == int(n) for n in numbers):
+        with contextlib.suppress(ArgumentError):
+            v.fill = plan.fit([int(n) for n in numbers], what)
+            return
+    if static:
+        raise ArgumentError(f"{what} {_UNTRACED}: its values changed with the inputs")
+    raise ArgumentError(
+        f"{what} has a shape that follows the dynamic axes {list(plan.names)} but is not "
+        f"filled with one value, so it cannot be rebuilt at another size: either it "
+        f"{_UNTRACED}, or it was created in forward from Python values (arange, a mask); "
+        f"make it an input of the model, or keep those axes static")
+
+
+_UNTRACED = ("is computed from the inputs by an operation the exporter cannot trace "
+             "(argmax/argmin, sort/topk, nonzero, or a backend capability such as max_pool "
+             "outside autodiff)")
 
 
 def _describe(trace: Trace, ref: int, producers: dict[int, str], users: dict[int, str]) -> str:

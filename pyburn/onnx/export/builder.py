@@ -42,8 +42,9 @@ class Builder:
         self._taken: set[str] = set()
         self._consts: dict[tuple, str] = {}
         self._fills: dict[int, bytes | None] = {}
-        self._dims: dict[Dim, str] = {}
+        self._dims: dict[Any, str] = {}  # run-time sizes, by Dim (and dtype, as numbers)
         self._symbols: dict[int, str] = {}
+        self._shapes: dict[int, str] = {}
 
     # ---- names ---------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -82,18 +83,25 @@ class Builder:
         v = self.trace.values[ref]
         if v.kind != "const":
             raise AssertionError(f"value {ref} is read before the event that makes it")
-        if v.fill is not None and not all(d.is_static for d in v.dims):
+        if isinstance(v.fill, Dim):
+            name = self.scalar_of(ref)
+            if v.dims:
+                name = self.node("Expand", [name, self.shape(v.dims)], hint="filled")
+        elif v.fill is not None and not all(d.is_static for d in v.dims):
             name = self._fill_node(v.fill, v.dtype.name, v.dims)
         elif v.tensor.numel() >= _FILL_NODE_SIZE and (fill := self.fill(ref)) is not None:
             name = self._fill_node(fill, v.dtype.name, v.dims)
-        else:
+        elif _key(v.tensor) in self.params:
+            name = self.param(v.tensor)
+        else:  # made from constants (named after its parameter), or created in forward
             name = self.tensor(v.tensor, v.origin or "const")
         self._names[ref] = name
         return name
 
     # ---- constants -----------------------------------------------------------------------
-    def fill(self, ref: int) -> bytes | None:
-        """For a constant whose elements are all equal, one element's bytes; else None."""
+    def fill(self, ref: int) -> bytes | Dim | None:
+        """For a constant whose elements are all equal, one element's bytes (or the value as
+        a Dim, when it follows the dynamic axes); else None."""
         v = self.trace.values[ref]
         if v.kind != "const":
             return None
@@ -106,7 +114,15 @@ class Builder:
     def scalar_of(self, ref: int) -> str:
         """A 0-d constant holding the one value of uniform constant `ref`."""
         v = self.trace.values[ref]
-        return self.raw(v.dtype.name, (), bytes(self.fill(ref)), "scalar")
+        fill = self.fill(ref)
+        if not isinstance(fill, Dim):
+            return self.raw(v.dtype.name, (), bytes(fill), "scalar")
+        key = (fill, v.dtype.name)
+        if key not in self._dims:
+            number = self.node("Cast", [self.dim(fill)], hint="number", to=onnx_dtype(v.dtype))
+            self._dims[key] = self.node("Reshape", [number, self.ints([], "scalar")],
+                                        hint="number")
+        return self._dims[key]
 
     def raw(self, dtype: str, dims: tuple[int, ...], data: bytes, hint: str) -> str:
         """An initializer of `dtype` and `dims` with elements `data` (shared by equal ones)."""
@@ -123,9 +139,19 @@ class Builder:
 
     def param(self, t: Tensor, derived: Tensor | None = None, suffix: str = "") -> str:
         """An initializer for parameter (or buffer) `t`, named after it; `derived` (a
-        rearranged copy of it, named with `suffix`) is stored instead when given."""
-        hint = self.params.get(_key(t), "param") + suffix
-        return self.tensor(t if derived is None else derived, hint)
+        rearranged copy of it, named with `suffix`) is stored instead when given. One
+        initializer per name, even where two parameters hold equal values."""
+        origin = self.params.get(_key(t))
+        if origin is None:  # not a parameter (the ones a layer without bias adds)
+            return self.tensor(t if derived is None else derived, "const")
+        key = ("param", origin + suffix)
+        if key not in self._consts:
+            name = self.fresh(origin + suffix)
+            value = t if derived is None else derived
+            self.initializers[name] = ir.TensorData(name, value.dtype.name, tuple(value.shape),
+                                                    value.to_bytes())
+            self._consts[key] = name
+        return self._consts[key]
 
     def ints(self, values: list[int] | tuple[int, ...], hint: str = "ints") -> str:
         """A 1-d int64 initializer."""
@@ -147,8 +173,10 @@ class Builder:
         if d in self._dims:
             return self._dims[d]
         total = None
-        for sym, coef in d.terms:
-            term = self._symbol(sym)
+        for symbols, coef in d.terms:
+            term = self._symbol(symbols[0])
+            for sym in symbols[1:]:
+                term = self.node("Mul", [term, self._symbol(sym)], hint="size")
             if coef != 1:
                 term = self.node("Mul", [term, self.ints([coef])], hint="size")
             total = term if total is None else self.node("Add", [total, term], hint="size")
@@ -181,12 +209,13 @@ class Builder:
         """The run-time size of dynamic axis `sym`, read from the first input that has it."""
         if sym in self._symbols:
             return self._symbols[sym]
-        pure = Dim(0, ((sym, 1),))
+        pure = Dim(0, (((sym,), 1),))
         for ref in self.trace.inputs:
             dims = self.trace.values[ref].dims
             if pure in dims:
-                shape = self.node("Shape", [self.value(ref)], hint="shape")
-                size = self.node("Gather", [shape, self.ints([dims.index(pure)])],
+                if ref not in self._shapes:
+                    self._shapes[ref] = self.node("Shape", [self.value(ref)], hint="shape")
+                size = self.node("Gather", [self._shapes[ref], self.ints([dims.index(pure)])],
                                  hint="size", axis=0)
                 self._symbols[sym] = size
                 return size
@@ -198,13 +227,16 @@ class Builder:
         """Append an `op` node with one result (named `out`, or a fresh name) and return
         the result's name."""
         out = out or self.fresh(hint or op.lower())
-        self.nodes.append(ir.Node(op, list(inputs), [out], attrs, name=f"{op}_{len(self.nodes)}"))
+        self.nodes_out(op, inputs, [out], **attrs)
         return out
 
     def nodes_out(self, op: str, inputs: list[str], outs: list[str], **attrs: Any) -> None:
-        """Append an `op` node with several results named `outs` ("" for an omitted one)."""
-        self.nodes.append(ir.Node(op, list(inputs), list(outs), attrs,
-                                  name=f"{op}_{len(self.nodes)}"))
+        """Append an `op` node with several results named `outs`; "" in `inputs` is an
+        omitted optional input."""
+        inputs = list(inputs)
+        while inputs and not inputs[-1]:
+            inputs.pop()
+        self.nodes.append(ir.Node(op, inputs, list(outs), attrs, name=f"{op}_{len(self.nodes)}"))
 
     def axes_input(self, op: str, x: str, axes: list[int], out: str | None = None,
                    since: int = 13, **attrs: Any) -> str:

@@ -2,15 +2,16 @@
 
 pyburn's shapes are plain ints, so one forward pass cannot say which sizes come from the
 batch (or any other dynamic axis) and which are fixed. The exporter therefore traces the
-forward pass several times, each time with one dynamic axis of the inputs one longer (and one
-last time with every axis two longer, as a check), and fits every size it saw, in a shape or
-in an operation's arguments, as an affine function of the dynamic sizes. A size that does
-not change is static; ``x.reshape(x.shape[0] * 4, -1)`` gives ``4 * batch``; a slice up to
-``n - 1`` gives ``seq - 1``.
+forward pass several times, with the dynamic axes of the inputs at their example sizes or one
+longer in every combination (and once more with every axis two longer, as a check), and fits
+every size it saw, in a shape or in an operation's arguments, as a polynomial of the dynamic
+sizes. A size that does not change is static; ``x.reshape(-1, x.shape[-1])`` of a
+(batch, seq, 16) tensor gives ``batch * seq``; a slice up to ``n - 1`` gives ``seq - 1``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -20,11 +21,18 @@ from ...errors import ArgumentError
 
 @dataclass(frozen=True)
 class Dim:
-    """``const + sum(coef * symbol)``: a size as an affine function of the dynamic axes,
-    whose symbols are numbered in the order `SizePlan.names` gives them."""
+    """``const + sum(coef * product of symbols)``: a size as a polynomial in the sizes of the
+    dynamic axes (numbered in the order of `SizePlan.names`), each symbol at most once per
+    product: ``batch * seq * 16 - 1``."""
 
     const: int
-    terms: tuple[tuple[int, int], ...] = ()  # (symbol, coefficient), sorted, nonzero
+    #: (symbols of one product, sorted; its coefficient), sorted, nonzero coefficients
+    terms: tuple[tuple[tuple[int, ...], int], ...] = ()
+
+    @staticmethod
+    def of(coefs: dict[tuple[int, ...], int]) -> Dim:
+        """The Dim with these coefficients (the empty product is the constant)."""
+        return Dim(coefs.get((), 0), tuple(sorted((m, c) for m, c in coefs.items() if m and c)))
 
     @property
     def is_static(self) -> bool:
@@ -34,29 +42,29 @@ class Dim:
     def __add__(self, other: Dim | int) -> Dim:
         other = other if isinstance(other, Dim) else Dim(other)
         coefs = dict(self.terms)
-        for sym, coef in other.terms:
-            coefs[sym] = coefs.get(sym, 0) + coef
-        return Dim(self.const + other.const, tuple(sorted((s, c) for s, c in coefs.items() if c)))
+        coefs[()] = self.const + other.const
+        for mono, coef in other.terms:
+            coefs[mono] = coefs.get(mono, 0) + coef
+        return Dim.of(coefs)
 
     def __sub__(self, other: Dim | int) -> Dim:
         return self + (other if isinstance(other, Dim) else Dim(other)) * -1
 
     def __mul__(self, factor: int) -> Dim:
-        if factor == 0:
-            return Dim(0)
-        return Dim(self.const * factor, tuple((s, c * factor) for s, c in self.terms))
+        return Dim.of({(): self.const * factor, **{m: c * factor for m, c in self.terms}})
 
     def at(self, sizes: tuple[int, ...]) -> int:
         """The size when the dynamic axes have `sizes`."""
-        return self.const + sum(c * sizes[s] for s, c in self.terms)
+        return self.const + sum(c * math.prod(sizes[s] for s in m) for m, c in self.terms)
 
 
 @dataclass(frozen=True)
 class SizePlan:
-    """The sizes of the dynamic axes in each trace: trace 0 has the example's sizes, trace k
-    (1 <= k <= n) has symbol k-1 one larger, the last trace has every size two larger.
-    Without dynamic axes there are two traces of equal sizes (the second one, with other
-    input values, catches values the tracer cannot see)."""
+    """The sizes of the dynamic axes in each trace: one trace per corner of the box whose
+    sides are each axis at its example size or one more (the first trace has the example's
+    sizes), then a check with every size two larger. Without dynamic axes there are two
+    traces of equal sizes (the second one, with other input values, catches values the
+    tracer cannot see)."""
 
     names: tuple[str, ...]
     base: tuple[int, ...]
@@ -64,27 +72,41 @@ class SizePlan:
     @cached_property
     def traces(self) -> list[tuple[int, ...]]:
         """The symbol sizes of each trace, in order."""
-        plans = [self.base]
-        for k in range(len(self.base)):
-            plans.append(tuple(s + (k == i) for i, s in enumerate(self.base)))
-        plans.append(tuple(s + 2 for s in self.base) if self.base else self.base)
-        return plans
+        n = len(self.base)
+        corners = [tuple(s + (mask >> k & 1) for k, s in enumerate(self.base))
+                   for mask in range(1 << n)]
+        return corners + [tuple(s + 2 for s in self.base)]
 
     def fit(self, values: list[int], what: str) -> Dim:
         """The Dim that gives `values` (one per trace); ArgumentError naming `what` when no
-        affine function of the dynamic sizes does."""
-        base = values[0]
-        terms = tuple((k, values[k + 1] - base) for k in range(len(self.base))
-                      if values[k + 1] != base)
-        dim = Dim(base - sum(c * self.base[k] for k, c in terms), terms)
+        polynomial of the dynamic sizes, of degree at most one in each, does."""
+        n = len(self.base)
+        # the coefficients in the offsets from the example's sizes (Moebius inversion over
+        # the corners), then expanded: prod(x_k - s_k) over a set of axes
+        offsets = list(values[:1 << n])
+        for k in range(n):
+            for mask in range(1 << n):
+                if mask >> k & 1:
+                    offsets[mask] -= offsets[mask ^ (1 << k)]
+        coefs: dict[tuple[int, ...], int] = {}
+        for mask, a in enumerate(offsets):
+            if not a:
+                continue
+            axes = [k for k in range(n) if mask >> k & 1]
+            for sub in range(1 << len(axes)):
+                kept = tuple(k for i, k in enumerate(axes) if sub >> i & 1)
+                factor = math.prod(-self.base[k] for i, k in enumerate(axes)
+                                   if not sub >> i & 1)
+                coefs[kept] = coefs.get(kept, 0) + a * factor
+        dim = Dim.of(coefs)
         if dim.at(self.traces[-1]) != values[-1]:
             if not self.base:
                 raise ArgumentError(f"the size of {what} changed with the values of the inputs "
-                                    f"({base} then {values[-1]}): a shape that depends on data "
-                                    f"cannot be exported")
-            raise ArgumentError(f"the size of {what} is not an affine function of the dynamic "
-                                f"axes {list(self.names)} (it was {values}): it cannot be "
-                                f"exported with these axes dynamic")
+                                    f"({values[0]} then {values[-1]}): a shape that depends on "
+                                    f"data cannot be exported")
+            raise ArgumentError(f"the size of {what} is not a polynomial of degree one in each "
+                                f"dynamic axis {list(self.names)} (it was {values} in the "
+                                f"traces): it cannot be exported with these axes dynamic")
         return dim
 
     def fit_tree(self, trees: list[Any], what: str) -> Any:

@@ -2,7 +2,8 @@
 
 The tensor layer reports every primitive result from one place (`pyburn.tensor.result`, the
 site autodiff records from) and `Module.__call__` reports every layer call, each to the
-tracer installed in ``pyburn.tensor._tracer`` (None, and so free, when not exporting). A call
+tracer installed in the ``_tracer`` slot of pyburn/tensor.py and pyburn/nn/module.py (None,
+and so free, when not exporting). A call
 of a layer that has an exporter (`registry.MODULES`) becomes one "module" event and the ops
 inside it are not traced; every other primitive becomes one "op" event.
 
@@ -15,17 +16,21 @@ folded: its result is one more constant (a transposed weight, a causal mask).
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import tensor as tensor_layer
 from ...autodiff.graph import no_grad
 from ...dtypes import DType
 from ...errors import ArgumentError
+from ...nn import module as module_layer
 from ...tensor import Tensor
 from .dims import Dim
 from .registry import MODULES
+
+#: the module pyburn/tensor.py (``pyburn.tensor`` itself names the creation function)
+_TENSOR_LAYER = sys.modules[Tensor.__module__]
 
 
 @dataclass
@@ -41,8 +46,10 @@ class Value:
     origin: str = ""
     #: the shape as Dims (set when the traces are aligned)
     dims: tuple[Dim, ...] = ()
-    #: constants whose elements are all equal: one element's bytes (set when aligned)
-    fill: bytes | None = None
+    #: constants whose elements are all equal and whose shape or value follows the dynamic
+    #: axes (set when aligned): one element's bytes, or the value as a Dim (a size used as
+    #: a number, as mean's count is)
+    fill: bytes | Dim | None = None
 
 
 @dataclass
@@ -96,14 +103,14 @@ class Tracer:
                 raise ArgumentError("the example inputs must be distinct tensors (one was "
                                     "passed twice)")
             self.trace.inputs.append(self._add(Value("input", t.shape, t.dtype, t)))
-        if tensor_layer._tracer is not None:
+        if _TENSOR_LAYER._tracer is not None:
             raise ArgumentError("pyburn.onnx.export is already tracing a model")
-        tensor_layer._tracer = self
+        _TENSOR_LAYER._tracer = module_layer._tracer = self
         try:
             with no_grad():
                 result = module(*inputs)
         finally:
-            tensor_layer._tracer = None
+            _TENSOR_LAYER._tracer = module_layer._tracer = None
         for t in flatten(result, "the model's forward"):
             if t is not None:
                 self.trace.outputs.append(self.ref(t))
@@ -118,8 +125,13 @@ class Tracer:
         if self._depth or threading.get_ident() != self._thread:
             return
         refs = [self.ref(t) for t in inputs]
-        if all(self.trace.values[r].kind == "const" for r in refs):
-            self._add(Value("const", out.shape, out.dtype, out))
+        # a broadcast stays an op: folded, it would store a constant at the full size (and
+        # one whose shape may follow a dynamic axis); the ops that broadcast read around it
+        if rule != "expand" and all(self.trace.values[r].kind == "const" for r in refs):
+            # folded: named after the parameter it is made from (a transposed weight)
+            origin = self.trace.values[refs[0]].origin
+            self._add(Value("const", out.shape, out.dtype, out,
+                            origin and f"{origin}_{rule.split(':')[-1]}"))
             return
         saved = {k: v for k, v in ctx.items() if not isinstance(v, Tensor)}
         self._event(Event("op", rule, refs, [], saved), [out])

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import (
     activation,  # noqa: F401
+    attention,  # noqa: F401
     cast,  # noqa: F401
     control,  # noqa: F401
     conv,  # noqa: F401
@@ -17,6 +18,7 @@ from . import (
     normalization,  # noqa: F401
     pool,  # noqa: F401
     quantize,  # noqa: F401
+    recurrent,  # noqa: F401
     reduce,  # noqa: F401
     resize,  # noqa: F401
     sampling,  # noqa: F401

@@ -34,7 +34,19 @@ def gemm(a: Tensor, b: Tensor, c: Tensor | None = None, *, alpha: float = 1.0,
 @onnx_op("Einsum", since=12)
 def einsum(*inputs: Tensor, equation: str) -> Tensor:
     """Einsum: Einstein summation over the inputs as `equation` says."""
-    return pyburn.einsum(equation, *inputs)
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    check(len(terms) == len(inputs),
+          f"Einsum equation {equation!r} names {len(terms)} operands, got {len(inputs)}")
+    # pyburn.einsum wants a letter per dim, so 0-d operands (empty terms) are multiplied in
+    # afterwards: a scalar factor commutes with any summation
+    kept = [(term, x) for term, x in zip(terms, inputs) if term]
+    scalars = [x for term, x in zip(terms, inputs) if not term]
+    out = pyburn.einsum(",".join(t for t, _ in kept) + arrow + rhs, *(x for _, x in kept)) \
+        if kept else scalars.pop(0)
+    for factor in scalars:
+        out = out * factor
+    return out
 
 
 @onnx_op("Det", since=11)

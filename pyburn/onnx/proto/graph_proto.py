@@ -350,7 +350,7 @@ def _opsets(m: dict[str, Any]) -> dict[str, int]:
 
 
 def _write_opsets(opsets: dict[str, int]) -> list[dict[str, Any]]:
-    return [{"domain": d, "version": int(v)} for d, v in opsets.items()]
+    return [{"domain": d or None, "version": int(v)} for d, v in opsets.items()]
 
 
 def read_model(m: dict[str, Any], origin: Origin) -> Model:

@@ -29,11 +29,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import numpy as np  # noqa: E402  (torch, and so numpy, is present past this point)
-from conformance.helpers import BALANCED, PERMISSIVE, STRICT, Tol, raises  # noqa: E402
+from conformance.helpers import BALANCED, PERMISSIVE, STRICT, Tol, raises, read_back  # noqa: E402
 
 import pyburn  # noqa: E402
 
-__all__ = ["BALANCED", "PERMISSIVE", "STRICT", "Const", "TorchChecker", "Tol", "raises", "torch"]
+__all__ = ["BALANCED", "PERMISSIVE", "STRICT", "Const", "TorchChecker", "Tol", "raises",
+           "read_back", "torch"]
 
 GRAD_TOL = PERMISSIVE
 

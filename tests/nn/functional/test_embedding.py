@@ -8,7 +8,7 @@ import pytest
 import pyburn
 import pyburn.nn.functional as F
 
-from .helpers import PERMISSIVE, assert_close, raises, torch
+from .helpers import PERMISSIVE, assert_close, raises, read_back, torch
 
 TF = torch.nn.functional
 
@@ -69,4 +69,4 @@ BAD = [
 def test_bad_arguments(device, case):
     _, error, call, words = case
     with raises(error, *words):
-        call(device)
+        read_back(call(device))

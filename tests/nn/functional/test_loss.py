@@ -8,7 +8,7 @@ import pytest
 import pyburn
 import pyburn.nn.functional as F
 
-from .helpers import PERMISSIVE, Const, raises, torch
+from .helpers import PERMISSIVE, Const, raises, read_back, torch
 
 TF = torch.nn.functional
 REDUCTIONS = ["none", "mean", "sum"]
@@ -214,7 +214,7 @@ BAD = [
     ("cross_entropy target shape", pyburn.ShapeError,
      lambda d: F.cross_entropy(_z(d, 4, 3), _ints(d, 0, 1)), ("(2,)", "(4, 3)")),
     ("cross_entropy target range", pyburn.IndexOutOfRange,
-     lambda d: F.cross_entropy(_z(d, 2, 3), _ints(d, 0, 3)), ("cross_entropy", "3 classes")),
+     lambda d: F.cross_entropy(_z(d, 2, 3), _ints(d, 0, 3)), ("cross_entropy", "3")),
     ("cross_entropy probabilities shape", pyburn.ShapeError,
      lambda d: F.cross_entropy(_z(d, 2, 3), _z(d, 2, 4)), ("(2, 3)", "(2, 4)")),
     ("cross_entropy smoothing", pyburn.ArgumentError,
@@ -245,4 +245,4 @@ BAD = [
 def test_bad_arguments(device, case):
     _, error, call, words = case
     with raises(error, *words):
-        call(device)
+        read_back(call(device))

@@ -37,6 +37,22 @@ def case_id(path: str) -> str:
         "/".join(path.split(os.sep)[-3:])
 
 
+def value_files() -> list[tuple[str, str]]:
+    """Every test_data_set_0 .pb file of the suite, with the kind of the graph value it holds
+    ("tensor", "sequence" or "optional")."""
+    found = []
+    for model in MODELS:
+        graph = onnx.load(model, load_external_data=False).graph
+        for prefix, infos in (("input", graph.input), ("output", graph.output)):
+            for i, info in enumerate(infos):
+                path = os.path.join(os.path.dirname(model), "test_data_set_0",
+                                    f"{prefix}_{i}.pb")
+                if os.path.exists(path):
+                    kind = (info.type.WhichOneof("value") or "tensor_type").removesuffix("_type")
+                    found.append((path, kind))
+    return found
+
+
 def code_of(dtype: str | None) -> int:
     """The ONNX data type code of a dtype name (0 for None)."""
     if dtype is None:

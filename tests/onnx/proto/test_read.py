@@ -3,9 +3,6 @@ value of the ONNX node test suite, and tensors in every data type and storage fi
 
 from __future__ import annotations
 
-import glob
-import os
-
 import numpy as np
 import onnx
 import pytest
@@ -15,7 +12,6 @@ from pyburn.onnx import ir, proto
 
 from .reference import (
     MODELS,
-    SUITE,
     array_of,
     assert_array,
     assert_model,
@@ -23,6 +19,7 @@ from .reference import (
     assert_tensor,
     case_id,
     sample,
+    value_files,
 )
 
 SAMPLE = sample(MODELS, 200)
@@ -47,21 +44,7 @@ def test_load_model_reads_the_same_as_read_model():
             assert_model(proto.load_model(path), onnx.load_from_string(f.read()))
 
 
-def _value_files() -> list[tuple[str, str]]:
-    """Every test_data_set_0 .pb file with the kind of the graph value it holds."""
-    found = []
-    for folder in sorted(glob.glob(os.path.join(SUITE, "*"))):
-        graph = onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False).graph
-        for prefix, infos in (("input", graph.input), ("output", graph.output)):
-            for i, info in enumerate(infos):
-                path = os.path.join(folder, "test_data_set_0", f"{prefix}_{i}.pb")
-                if os.path.exists(path):
-                    kind = (info.type.WhichOneof("value") or "tensor_type").removesuffix("_type")
-                    found.append((path, kind))
-    return found
-
-
-VALUE_FILES = _value_files()
+VALUE_FILES = value_files()
 
 
 def _reference_value(path: str, kind: str):

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-import pyburn
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+import pyburn
 from pyburn.onnx import registry
 
 #: the devices every operator test runs on

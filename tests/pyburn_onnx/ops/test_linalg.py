@@ -50,7 +50,8 @@ def test_gemm(dev, trans_a, trans_b, c_shape, alpha, beta):
     ("ij,jk->ik", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
     ("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("ij->ji", [(3, 4)]), ("i,i", [(5,), (5,)]),
     ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]), ("i, j -> ij", [(3,), (4,)]),
-    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("ijk->", [(2, 3, 4)])])
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("ijk->", [(2, 3, 4)]), ("->", [()]),
+    (",ij->ij", [(), (2, 3)]), (",->", [(), ()])])
 def test_einsum(dev, equation, shapes):
     check_node("Einsum", [floats(*s) for s in shapes], {"equation": equation}, opset=12,
                device=dev, rtol=1e-4)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from ....dtypes import DType, bool_
 from ...base import Backend, Shape
 from ..backend import WgpuBackend
+from ..capabilities import Capabilities
 from ..handle import GpuTensor
 from . import codegen
 from .codegen import STATS, FusionStats
@@ -35,7 +36,7 @@ from .lazy import LazyTensor, Node
 MAX_STEPS = 64
 
 
-class FusionBackend(Backend):
+class FusionBackend(Capabilities, Backend):
     """The wgpu backend with lazy elementwise ops fused into generated kernels."""
 
     name = "wgpu"

@@ -1,0 +1,131 @@
+"""Models exported by PyTorch (torch.onnx.export, the TorchScript exporter) run through
+`pyburn.onnx.load` and through the code `pyburn onnx convert` writes, against onnxruntime."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+
+import numpy as np
+import pytest
+
+import pyburn
+import pyburn.onnx
+from pyburn.onnx.codegen import convert
+
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+nn = torch.nn
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, stride=2, padding=(0, 1)), nn.GELU(),
+            nn.AvgPool2d(2, ceil_mode=True))
+        self.head = nn.Linear(16 * 2 * 2, 10)
+
+    def forward(self, x):
+        return torch.log_softmax(self.head(self.features(x).flatten(1)), dim=1)
+
+
+class ResBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + x)
+        return self.pool(y).flatten(1)
+
+
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 12, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(24, 5, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, h = self.gru(y)
+        return z, h
+
+
+class Transformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0,
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.embed = nn.Embedding(50, 32)
+
+    def forward(self, tokens):
+        return self.encoder(self.embed(tokens)).mean(dim=1)
+
+
+def _example(name):
+    g = torch.Generator().manual_seed(3)
+    if name == "cnn":
+        return CNN(), (torch.randn(3, 1, 16, 16, generator=g),)
+    if name == "resblock":
+        return ResBlock(), (torch.randn(2, 8, 9, 7, generator=g),)
+    if name == "recurrent":
+        return Recurrent(), (torch.randn(2, 5, 6, generator=g),)
+    return Transformer(), (torch.randint(0, 50, (2, 7), generator=g),)
+
+
+MODELS = ["cnn", "resblock", "recurrent", "transformer"]
+
+
+def _export(name):
+    torch.manual_seed(0)
+    model, inputs = _example(name)
+    for m in model.modules():  # non-trivial batch-norm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    model.eval()
+    buffer = io.BytesIO()
+    torch.onnx.export(model, inputs, buffer, dynamo=False, opset_version=17)
+    data = buffer.getvalue()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    feed = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
+    return data, inputs, session.run(None, feed)
+
+
+def _outputs(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("name", MODELS)
+def test_load_matches_onnxruntime(name):
+    data, inputs, expected = _export(name)
+    module = pyburn.onnx.load(data, device="cpu")
+    got = _outputs(module(*(pyburn.from_numpy(x.numpy(), device="cpu") for x in inputs)))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("name", MODELS)
+def test_generated_code_matches_onnxruntime(name, tmp_path):
+    data, inputs, expected = _export(name)
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(data)
+    code, weights = convert(str(path), tmp_path / "out")
+    spec = importlib.util.spec_from_file_location(f"generated_{name}", code)
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    model = generated.Model.load(weights, device="cpu")
+    got = _outputs(model(*(pyburn.from_numpy(x.numpy(), device="cpu") for x in inputs)))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-4, atol=1e-4)
