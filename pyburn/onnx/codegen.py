@@ -15,12 +15,16 @@ import keyword
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from . import ir
-from .runner import OnnxModule, Program, Step
+from .layers import Layer, raise_step
+from .passes import free_inputs
+from .runner import OnnxModule, Program, Step, constant_name
 
 #: binary operators whose Python operator has exactly ONNX's semantics
 _INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "MatMul": "@"}
@@ -61,13 +65,43 @@ class _Printer:
         self.names = _Names()
         #: tensors the generated module holds: attribute name -> tensor
         self.state: dict[str, Tensor] = {}
+        #: layers the generated module holds: attribute name -> Layer
+        self.layers: dict[str, Layer] = {}
+        #: the step each raised layer replaces -> the layer's attribute name
+        self.raised: dict[int, str] = {}
         for onnx_name, attr in module._slots.items():
             self.names.taken.add(attr)
             self.names.of[onnx_name] = f"self.{attr}"
             self.state[attr] = getattr(module, attr)
+        self._raise_layers(module._program)
+
+    def _raise_layers(self, program: Program) -> None:
+        """Turn the main graph's steps that a `pyburn.nn` layer computes exactly into
+        layers, taking their parameters out of the module's loose state."""
+        params = {name for name, attr in self.module._slots.items()
+                  if isinstance(getattr(self.module, attr), Parameter)}
+        readers: Counter[str] = Counter(program.outputs)
+        for step in program.steps:
+            readers.update(n for n in step.node.inputs if n)
+            for body in step.bodies.values():
+                readers.update(free_inputs(body.graph))
+        for step in program.steps:
+            owned = {n: getattr(self.module, self.module._slots[n]) for n in step.node.inputs
+                     if n in params and readers[n] == 1}
+            layer = raise_step(step, owned) if owned else None
+            if layer is None:
+                continue
+            attr = self.names.new(_layer_name(layer.absorbs[0], layer.kind))
+            self.layers[attr] = layer
+            self.raised[id(step)] = attr
+            for name in layer.absorbs:
+                if name:
+                    del self.state[self.module._slots[name]]
+            for key, tensor in layer.state.items():
+                self.state[f"{attr}.{key}"] = tensor
 
     def constant(self, hint: str, value: Tensor) -> str:
-        attr = self.names.new("const_" + hint)
+        attr = self.names.new(constant_name(hint))
         self.state[attr] = value
         return f"self.{attr}"
 
@@ -105,7 +139,10 @@ class _Printer:
         kwargs += [f"{k}={fn_name}" for k, fn_name in bodies.items()]
         outputs = [self.names.bind(n, _snake(node.op_type)) if n else "_"
                    for n in node.outputs]
-        if node.op_type in _INFIX and len(args) == 2 and not kwargs:
+        if id(step) in self.raised:
+            layer = self.layers[self.raised[id(step)]]
+            call = f"self.{self.raised[id(step)]}({self.names.of[layer.inputs[0]]})"
+        elif node.op_type in _INFIX and len(args) == 2 and not kwargs:
             call = f"{args[0]} {_INFIX[node.op_type]} {args[1]}"
         elif node.op_type == "Neg" and len(args) == 1:
             call = f"-{args[0]}"
@@ -117,6 +154,15 @@ class _Printer:
                     outputs = [outputs[0] + ","]
                 call = f"ops.outputs({call}, {len(node.outputs)})"
         yield f"{indent}{', '.join(outputs)} = {call}"
+
+
+def _layer_name(weight: str, kind: str) -> str:
+    """A layer's attribute name from its weight's ONNX name ("features.4.weight" ->
+    "features_4"); generic names ("onnx::Conv_30") give the layer kind ("conv2d")."""
+    stem = re.sub(r"[._]?(weight|kernel|W)$", "", weight)
+    if not stem or stem.startswith("onnx::") or not re.search(r"[A-Za-z]", stem):
+        return _snake(kind)
+    return stem
 
 
 def _reference(step: Step) -> str:
@@ -172,7 +218,12 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
         "        device = pyburn.device(device)",
         "        self.device = device",
     ]
+    for attr, layer in printer.layers.items():
+        header.append(f"        self.{attr} = {layer.constructor()[:-1]}, device=device)"
+                      if layer.args else f"        self.{attr} = nn.{layer.kind}(device=device)")
     for attr, tensor in printer.state.items():
+        if "." in attr:
+            continue  # a layer's own
         shape = tuple(tensor.shape)
         make = f"pyburn.zeros({shape!r}, dtype=pyburn.{tensor.dtype.name}, device=device)"
         if tensor.dtype.is_floating_point and attr in dict(module.named_parameters()):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import struct
 from collections.abc import Iterable, Iterator
 
 from ..errors import FormatError
@@ -35,7 +36,7 @@ def prepare(model: ir.Model) -> ir.Model:
     model = copy.copy(model)
     model.graph = _inline_functions(model.graph, model)
     check_supported(model.graph, model.opsets)
-    model.graph = simplify(sort_graph(model.graph, ()), model.opsets)
+    model.graph = rewrite(simplify(sort_graph(model.graph, ()), model.opsets))
     return model
 
 
@@ -306,3 +307,77 @@ def _instantiate(fn: ir.Function, call: ir.Node, prefix: str) -> ir.Graph:
         nodes.append(ir.Node(node.op_type, [name(n) for n in node.inputs],
                              [name(n) for n in node.outputs], attrs, node.name, node.domain))
     return ir.Graph(nodes, [], [])
+
+
+def rewrite(graph: ir.Graph) -> ir.Graph:
+    """Local rewrites that leave results unchanged: MatMul by a constant matrix followed by
+    Add of a constant vector becomes one ``pyburn.Linear`` (a layer in generated code);
+    Transpose of a Transpose becomes one Transpose, and one with the identity order goes;
+    Reshape of a Reshape keeps only the last (when its target has no 0 entries)."""
+    readers: dict[str, int] = {v.name: 1 for v in graph.outputs}
+    for node in graph.nodes:
+        for name in node.inputs:
+            readers[name] = readers.get(name, 0) + 1
+        for sub in subgraphs(node):
+            for name in free_inputs(sub):
+                readers[name] = readers.get(name, 0) + 1
+    producer = {out: node for node in graph.nodes for out in node.outputs}
+    inits = graph.initializers
+    replaced: dict[int, ir.Node | None] = {}  # id(node) -> its replacement (None: removed)
+
+    def single(name: str) -> ir.Node | None:
+        # the node that makes `name`, when nothing else reads `name`
+        node = producer.get(name)
+        if node is None or readers.get(name, 0) != 1 or id(node) in replaced:
+            return None
+        return node
+
+    for node in graph.nodes:
+        if node.domain not in ("", "ai.onnx") or id(node) in replaced:
+            continue
+        if node.op_type == "Add":
+            for k in (0, 1):
+                mm = single(node.inputs[k])
+                bias = inits.get(node.inputs[1 - k])
+                if mm is None or mm.op_type != "MatMul" or bias is None:
+                    continue
+                weight = inits.get(mm.inputs[1])
+                if (weight is not None and len(weight.dims) == 2 and bias.dims
+                        == (weight.dims[1],) and weight.dtype == bias.dtype
+                        and weight.dtype.startswith("float")):
+                    replaced[id(mm)] = None
+                    replaced[id(node)] = ir.Node("Linear", [mm.inputs[0], mm.inputs[1],
+                                                            node.inputs[1 - k]],
+                                                 node.outputs, {}, node.name, "pyburn")
+                    break
+        elif node.op_type == "Transpose":
+            inner = single(node.inputs[0])
+            perm = node.attrs.get("perm")
+            if inner is not None and inner.op_type == "Transpose" and perm \
+                    and inner.attrs.get("perm") and len(perm) == len(inner.attrs["perm"]):
+                first = inner.attrs["perm"]
+                replaced[id(inner)] = None
+                node = replaced[id(node)] = ir.Node(
+                    "Transpose", inner.inputs, node.outputs,
+                    {"perm": [first[p] for p in perm]}, node.name)
+            if node.attrs.get("perm") == list(range(len(node.attrs.get("perm") or []))) \
+                    and node.outputs[0] not in {v.name for v in graph.outputs}:
+                replaced[id(node)] = ir.Node("Identity", node.inputs, node.outputs)
+        elif node.op_type == "Reshape" and len(node.inputs) > 1:
+            inner = single(node.inputs[0])
+            target = inits.get(node.inputs[1])
+            if (inner is not None and inner.op_type == "Reshape" and target is not None
+                    and target.dtype == "int64" and 0 not in _int64s(target)
+                    and not node.attrs.get("allowzero")):
+                replaced[id(inner)] = None
+                replaced[id(node)] = ir.Node("Reshape", [inner.inputs[0], node.inputs[1]],
+                                             node.outputs, dict(node.attrs), node.name)
+    if not replaced:
+        return graph
+    nodes = [replaced.get(id(n), n) for n in graph.nodes]
+    return simplify(_with_nodes(graph, [n for n in nodes if n is not None]), {})
+
+
+def _int64s(data: ir.TensorData) -> list[int]:
+    raw = bytes(data.data())  # type: ignore[arg-type]
+    return list(struct.unpack(f"<{len(raw) // 8}q", raw))

@@ -39,8 +39,9 @@ from typing import Any
 from ..dtypes import DType, int32, int64
 from ..errors import ArgumentError
 
-#: The domains whose operators pyburn implements ("" is the default ai.onnx domain).
-DOMAINS = ("", "ai.onnx", "com.microsoft")
+#: The domains whose operators pyburn implements ("" is the default ai.onnx domain;
+#: "pyburn" holds the fused operators the passes introduce).
+DOMAINS = ("", "ai.onnx", "pyburn")
 
 
 @dataclass(frozen=True)

@@ -164,7 +164,8 @@ class OnnxModule(Module):
 
     Float initializers are parameters (``parameters()``, ``state_dict()``, fine-tuning on
     an autodiff device), named after the ONNX names made into identifiers
-    (`onnx_names` maps them back).
+    (`onnx_names` maps them back); those that only feed statistics or settings (batch-norm
+    running mean and variance, Resize scales, quantization scales, ...) are buffers.
     """
 
     def __init__(self, model: ir.Model, device: Any = None) -> None:
@@ -175,10 +176,11 @@ class OnnxModule(Module):
         # ONNX names -> attribute names on this module
         slots: dict[str, str] = {}
         taken: set[str] = set()
+        fixed_inputs = _fixed_inputs(graph)
         for name, data in graph.initializers.items():
             attr = _identifier(name, taken)
             tensor = to_tensor(data, dev)
-            if tensor.dtype.is_floating_point:
+            if tensor.dtype.is_floating_point and name not in fixed_inputs:
                 self.register_parameter(attr, Parameter(tensor))
             else:
                 self.register_buffer(attr, tensor)
@@ -187,7 +189,7 @@ class OnnxModule(Module):
         fixed = {name: getattr(self, slots[name]) for name in slots
                  if not isinstance(getattr(self, slots[name]), Parameter)}
         for name in program.fold(fixed):
-            attr = _identifier("const_" + name, taken)
+            attr = _identifier(constant_name(name), taken)
             value = fixed[name]
             if isinstance(value, Tensor):
                 self.register_buffer(attr, value, persistent=False)
@@ -251,10 +253,38 @@ class OnnxModule(Module):
                 f"{self.model.opset}, inputs {self.input_names}, outputs {self.output_names}")
 
 
+#: inputs (by position) that hold statistics, settings or quantization parameters rather
+#: than learned weights: float initializers there become buffers, not parameters
+_FIXED_INPUTS = {
+    "BatchNormalization": (3, 4), "Resize": (1, 2, 3), "Upsample": (1,), "Pad": (1, 2, 3),
+    "Clip": (1, 2), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2),
+}
+
+
+def _fixed_inputs(graph: ir.Graph) -> set[str]:
+    """Names of the initializers that `graph` reads only where `_FIXED_INPUTS` says."""
+    fixed, learned = set(), set()
+    for node in graph.nodes:
+        positions = _FIXED_INPUTS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") \
+            else ()
+        for i, name in enumerate(node.inputs):
+            (fixed if i in positions else learned).add(name)
+    return fixed - learned
+
+
 def _constant_step(name: str, value: Any) -> Step:
     node = ir.Node("Constant", [], [name], name=f"folded {name}")
     spec = OpSpec("Constant", 1, lambda: value)
     return Step(node, spec, {}, {})
+
+
+def constant_name(value: str) -> str:
+    """An attribute name for a constant value: exporters' long value names
+    ("/features/features.5/Constant_output_0") shortened to their last two parts
+    ("const_features_5_Constant")."""
+    parts = [p for p in re.sub(r"_output_\d+$", "", value).split("/") if p]
+    return "const_" + "_".join(parts[-2:]) if parts else "const"
 
 
 def _identifier(name: str, taken: set[str]) -> str:

@@ -5,15 +5,23 @@
 // the reuse between neighbouring invocations. Operands are read through their strides, so
 // a transposed weight (x @ w.T) is read in place.
 //
+// Each product goes through an epilogue before it is stored: elementwise code over the
+// product (`anchor`) and other inputs at the same point (a bias, an activation: consumers the
+// fusion backend fused into the matmul); a plain matmul's only stores it.
+//
 // Placeholders: workgroup (64: 8x8); element, out_type (stored types); T (compute type);
-// load (stored element `v` as T); store (T value `s` as out_type).
-// info: [M, N, K, batches, batch rank B, batch shape[B], then per operand (out, a, b):
-//        offset, batch strides[B], strides along M, N and K]
+// load (stored element `v` as T); bindings (declarations of the epilogue's operands, from
+// binding 4 on); bases (`let base_k = base(batch, k);` for them); epilogue (statements
+// computing `result`, the value stored to out, from `anchor`, the product, at row `r` and
+// column `c`).
+// info: [M, N, K, batches, batch rank B, batch shape[B], then per operand (out, a, b, then
+//        the epilogue's): offset, batch strides[B], strides along M, N and K]
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
 @group(0) @binding(2) var<storage, read> a: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> b: array<{{element}}>;
+{{bindings}}
 
 // Where operand k starts for batch `batch`, and its stride along dim d (0 M, 1 N, 2 K).
 fn base(batch: i32, k: i32) -> i32 {
@@ -72,12 +80,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         ak += a_step;
         bk += b_step;
     }
-    let out_base = base(batch, 0);
+    let base0 = base(batch, 0);
+{{bases}}
     for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {
-            if (row + i < m && col + j < n) {
-                let s = acc[i][j];
-                out[out_base + (row + i) * stride(0, 0) + (col + j) * stride(0, 1)] = {{store}};
+            let r = row + i;
+            let c = col + j;
+            if (r < m && c < n) {
+{{epilogue}}
+                out[base0 + r * stride(0, 0) + c * stride(0, 1)] = result;
             }
         }
     }

@@ -6,14 +6,18 @@ The iteration space is (batch dims..., M, N, K): out does not move along K, a no
 b not along M. `launch.boxes` may cut the batch dims, M and N (never K, the loop inside
 each invocation) when an operand is too large to bind whole; a K longer than a shader loop
 may run (`launch.loop_budget`) is cut here, and the pieces' products added.
+
+The blocked kernel stores each product through an `Epilogue`: the elementwise consumers that
+the fusion backend fused into it (a bias, an activation), read at the product's point.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .creation import full
-from .elementwise import binary, copy_into
+from .elementwise import ANCHOR, Epilogue, Read, binary, copy_into, declare, indent, launch_map
 from .handle import GpuTensor
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .templates import render
@@ -29,44 +33,96 @@ def _along(t: GpuTensor, dim: int, start: int, stop: int) -> GpuTensor:
     return t.view(tuple(shape), t.strides, t.offset + start * t.strides[dim])
 
 
-def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked") -> GpuTensor:
-    """Product of (*B, M, K) and (*B, K, N) with the same batch dims."""
+def _epilogue(tail: Epilogue, anchor: str, first: int) -> tuple[list[str], list[str], list[str]]:
+    """(declarations, statements before the store loop, statements at point (r, c)) of the
+    blocked kernel's epilogue, whose operands are bound from `first` on (operand k at binding
+    k + 1); `anchor` is the product in the compute type."""
+    decls, bases, point = [], [], [f"let {ANCHOR} = {anchor};"]
+    buffers = ([("kept", tail.keep.kind.storage, None)] if tail.keep is not None else []) + [
+        (f"epi{j}", r.element, r) for j, r in enumerate(tail.fragment.reads)]
+    for k, (name, element, read) in enumerate(buffers, start=first):
+        decls.append(declare(k + 1, name, element, read is None))
+        bases.append(f"let base{k} = base(batch, {k});")
+        at = f"base{k} + r * stride({k}, 0) + c * stride({k}, 1)"
+        if read is None:
+            point.append(f"kept[{at}] = {tail.keep.kind.store(ANCHOR)};")
+        elif any(read.operand.strides[-3:-1]):
+            point.append(f"let {read.name} = {read.load.format(buf=name, at=at)};")
+        else:  # the same at every point of the tile (a scalar): loaded once
+            bases.append(f"let {read.name} = {read.load.format(buf=name, at=f'base{k}')};")
+    point += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
+    return decls, bases, point
+
+
+def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked",
+           tail: Epilogue | None = None) -> GpuTensor:
+    """Product of (*B, M, K) and (*B, K, N) with the same batch dims; with `tail`, stored
+    through that epilogue (whose operands are over the product's space) into ``tail.out``,
+    which is returned."""
     *batch, m, k = a.shape
     n = b.shape[-1]
     piece = loop_budget(1)
-    if k > piece:  # each invocation loops over K: add up the products of K's pieces
+    if k > piece or (tail is not None and k == 0):
+        # each invocation loops over K: add up the products of K's pieces, then apply the
+        # epilogue (an empty K: zeros) as a map kernel
         total = None
         for start in range(0, k, piece):
             stop = min(start + piece, k)
             part = matmul(gpu, _along(a, -1, start, stop), _along(b, -2, start, stop), variant)
             total = part if total is None else binary(gpu, "add", total, part, a.dtype)
-        return total
-    out = gpu.empty((*batch, m, n), a.dtype)
+        if total is None:
+            total = full(gpu, (*batch, m, n), 0, a.dtype)
+        if tail is None:
+            return total
+        if tail.keep is not None:
+            copy_into(gpu, tail.keep, total)
+        launch_map(gpu, tail.out, [Read.of(ANCHOR, total), *tail.fragment.reads],
+                   tail.out.kind.store(tail.fragment.value), tail.fragment.body)
+        return tail.out
+    out = gpu.empty((*batch, m, n), a.dtype) if tail is None else tail.out
     if out.numel == 0:
         return out
     if k == 0:  # an empty sum: zeros
         copy_into(gpu, out, full(gpu, out.shape, 0, out.dtype))
         return out
+    tail = tail if tail is not None else Epilogue.plain(out)
+    extra = ([Operand.of(tail.keep)] if tail.keep is not None else []) + [
+        r.operand for r in tail.fragment.reads]
     nb = len(batch)
-    bshape, (ba, bb, bo) = coalesce(tuple(batch), [a.strides[:nb], b.strides[:nb],
-                                                  out.strides[:nb]])
+    bshape, (ba, bb, bo, *be) = coalesce(
+        tuple(batch), [a.strides[:nb], b.strides[:nb], out.strides[:nb],
+                       *(e.strides[:nb] for e in extra)])
     kind = a.kind
     itemsize = kind.itemsize
     operands = {
         1: Operand(out.storage, out.offset, bo + (out.strides[-2], out.strides[-1], 0),
-                   itemsize),
+                   out.kind.itemsize),
         2: Operand(a.storage, a.offset, ba + (a.strides[-2], 0, a.strides[-1]), itemsize),
         3: Operand(b.storage, b.offset, bb + (0, b.strides[-1], b.strides[-2]), itemsize),
     }
+    for key, (e, eb) in enumerate(zip(extra, be), start=4):
+        operands[key] = replace(e, strides=eb + (e.strides[-2], e.strides[-1], 0))
     name, workgroup = VARIANTS[variant]
-    source = render(name, workgroup=workgroup, element=kind.storage, out_type=kind.storage,
-                    T=kind.compute, load=kind.load("v"), store=kind.store("s"))
+    if variant == "naive":
+        assert len(operands) == 3, "only the blocked kernel applies epilogues"
+        source = render(name, workgroup=workgroup, element=kind.storage, out_type=kind.storage,
+                        T=kind.compute, load=kind.load("v"), store=kind.store("s"))
+    else:
+        fragment = replace(tail.fragment, reads=tuple(
+            replace(r, operand=operands[key]) for key, r in
+            enumerate(tail.fragment.reads, start=4 + (tail.keep is not None))))
+        decls, bases, point = _epilogue(replace(tail, fragment=fragment),
+                                        kind.load(kind.store("acc[i][j]")), 3)
+        source = render(name, workgroup=workgroup, element=kind.storage,
+                        out_type=out.kind.storage, T=kind.compute, load=kind.load("v"),
+                        bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
+                        epilogue=indent("\n".join(point), 16))
     nbatch = len(bshape)
 
     def info(box: Box) -> list[int]:
         em, en, ek = box.extents[nbatch:]
         return [em, en, ek, math.prod(box.extents[:nbatch]), nbatch, *box.extents[:nbatch],
-                *(v for key in (1, 2, 3) for v in box.operands[key].meta())]
+                *(v for key in sorted(box.operands) for v in box.operands[key].meta())]
 
     def groups(box: Box) -> int:
         em, en, _ = box.extents[nbatch:]

@@ -1,35 +1,58 @@
 """Reductions, arg-reductions and scans for wgpu (``reduce.wgsl``, ``scan.wgsl``).
 
 The iteration space of a reduction is the kept dims followed by the reduced dims, each group
-of dims coalesced where the input walks them contiguously; the input is read through its
-strides, so reducing a permuted or expanded view copies nothing. How many invocations share
-a group grows with the group's size (one for a handful of elements, up to a whole workgroup
-of 256), so both many small groups and a few long ones keep the GPU busy.
+of dims coalesced where every operand walks them contiguously. What is reduced is a
+`Fragment` over the input's space: one input read through its strides for a plain
+reduction (reducing a permuted or expanded view copies nothing), or the elementwise code of
+the producers the fusion backend fused into it, computed as it is read. The result goes
+through an `Epilogue` (elementwise consumers fused into it) before it is stored. How many
+invocations share a group grows with the group's size (one for a handful of elements, up to
+a whole workgroup of 256), so both many small groups and a few long ones keep the GPU busy.
 
-A reduction whose reduced dims are too large to bind at once (``launch.boxes`` has to split
-them) writes one partial result per piece, then reduces the partials: sum, prod, max, min,
-any and all are associative.
+A reduction whose reduced dims are too large to bind at once, or to loop over within
+llvmpipe's loop limit (``launch.boxes`` splits them), writes one partial result per piece,
+then reduces the partials, applying the epilogue there: sum, prod, max, min, any and all are
+associative.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from itertools import chain
 
 from ...dtypes import DType, bool_, int32
+from ...errors import ArgumentError
 from .creation import arange, full
-from .elementwise import binary, cast, copy_into, unary, where
-from .handle import GpuTensor
-from .kinds import Kind
+from .elementwise import (
+    ANCHOR,
+    Epilogue,
+    Fragment,
+    Read,
+    binary,
+    cast,
+    copy_into,
+    declare,
+    indent,
+    launch_map,
+    unary,
+    where,
+)
+from .handle import GpuTensor, Shape
+from .kinds import Kind, kind_of
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .movement import cat, expand, slice_
-from .templates import render
+from .templates import HELPER_LOOP, helper_loops, render
 
 WORKGROUP = 256
 
 _INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
 _NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+#: `reduced_at(r, k)` of reduce.wgsl: the general form, and the one for one reduced dim
+#: (most reductions, once `coalesce` has merged contiguous dims), which needs no division
+_REDUCED_GENERAL = "    return pb_strided(r, info[3], 4 + info[2], block(k) + 1 + info[2]);"
+_REDUCED_LINEAR = "    return r * info[block(k) + 1 + info[2]];"
 
 
 def _identity(op: str, dtype: DType) -> float | int | bool:
@@ -49,19 +72,26 @@ def threads_for(count: int) -> int:
     return min(WORKGROUP, 1 << max(0, (count - 1).bit_length() - 2))
 
 
-def _combine(op: str, kind: Kind) -> tuple[str, str, str]:
-    """(identity, load, combine body) of reduction `op` on inputs of `kind`."""
+def result_dtype(op: str, dtype: DType) -> DType:
+    """The dtype reduction `op` of `dtype` elements gives."""
+    if op in ("any", "all"):
+        return bool_
+    return int32 if op in ("argmax", "argmin") else dtype
+
+
+def _combine(op: str, kind: Kind, value: str) -> tuple[str, str, str, str]:
+    """(accumulator type, identity, the source value `value` as the accumulator, combine
+    body) of reduction `op` on a source of `kind`."""
     t = kind.compute
-    load = kind.load("v")
     if op in ("sum", "prod"):
         sign = "+" if op == "sum" else "*"
-        return f"{t}({int(op == 'prod')})", load, f"    return Acc(a.v {sign} b.v, 0);"
+        return t, f"{t}({int(op == 'prod')})", value, f"    return Acc(a.v {sign} b.v, 0);"
     if op in ("max", "min"):
         identity = (_NEG_INF if op == "max" else _INF)[t]
-        return identity, load, f"    return Acc(pb_{op}imum_{t}(a.v, b.v), 0);"
+        return t, identity, value, f"    return Acc(pb_{op}imum_{t}(a.v, b.v), 0);"
     if op in ("any", "all"):
         picked = "max" if op == "any" else "min"
-        return (f"{int(op == 'all')}u", f"select(0u, 1u, pb_truth_{t}({load}))",
+        return ("u32", f"{int(op == 'all')}u", f"select(0u, 1u, pb_truth_{t}({value}))",
                 f"    return Acc({picked}(a.v, b.v), 0);")
     # argmax / argmin: the better value wins, NaN beats everything, ties go to the first index
     better = ">" if op == "argmax" else "<"
@@ -74,72 +104,208 @@ def _combine(op: str, kind: Kind) -> tuple[str, str, str]:
                 "    if (a_nan != b_nan) {", "        if (b_nan) {", "            return b;",
                 "        }", "        return a;", "    }",
                 "    if (a_nan) {", *first, "    }", *body]
-    return identity, load, "\n".join(body)
+    return t, identity, value, "\n".join(body)
 
 
-def _launch(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...], out: GpuTensor,
-            result: str, acc: str, split_reduced: bool) -> GpuTensor:
-    """Run reduce.wgsl: `x` reduced over `axes` into `out` (x's shape with size-1 `axes`).
-    Returns the tensor holding the result: `out`, or, when the reduced dims had to be split
-    to fit the binding limit, the reduction of the pieces' partial results."""
-    kept = [d for d in range(len(x.shape)) if d not in axes]
-    kshape, (kx, ko) = coalesce(tuple(x.shape[d] for d in kept),
-                                [tuple(x.strides[d] for d in kept),
-                                 tuple(out.strides[d] for d in kept)])
-    rshape, (rx,) = coalesce(tuple(x.shape[d] for d in axes),
-                             [tuple(x.strides[d] for d in axes)])
-    threads = threads_for(math.prod(rshape))
-    identity, load, body = _combine(op, x.kind)
-    source = render("reduce", workgroup=WORKGROUP, threads=threads, in_type=x.kind.storage,
-                    out_type=out.kind.storage, acc=acc, identity=identity, load=load,
-                    combine=body, result=result)
+def _anchor(op: str, result: Kind) -> str:
+    """The group's result (from `best: Acc`) as the epilogue sees it: in the compute type,
+    rounded as storing it would round it."""
+    if op in ("argmax", "argmin"):
+        return "best.i"
+    return "best.v" if op in ("any", "all") else result.load(result.store("best.v"))
+
+
+@dataclass
+class _Buffer:
+    """One buffer of a reduction kernel: its operand over the kernel's space, WGSL name and
+    element type, its role ("out"; "kept_source", the source stored as it is read;
+    "source", a source input; "keep", the result stored besides out; "epilogue", an input
+    of the epilogue) and, for inputs, the `Read` it comes from."""
+
+    operand: Operand
+    name: str
+    element: str
+    role: str
+    read: Read | None = None
+
+
+def _over_input(operand: Operand, axes: tuple[int, ...]) -> Operand:
+    """An operand of the result's space (size 1 along `axes`) as one of the input's."""
+    return replace(operand, strides=tuple(0 if d in axes else s
+                                          for d, s in enumerate(operand.strides)))
+
+
+def _buffers(source: Fragment, axes: tuple[int, ...], tail: Epilogue,
+             keep_source: GpuTensor | None) -> list[_Buffer]:
+    """Every buffer of the kernel in binding order: out, then what the first pass of a
+    reduction in pieces needs too (the source's kept copy and inputs), then the rest."""
+    found = [_Buffer(_over_input(Operand.of(tail.out), axes), "out", tail.out.kind.storage,
+                     "out")]
+    if keep_source is not None:
+        found.append(_Buffer(Operand.of(keep_source), "kept_source", keep_source.kind.storage,
+                             "kept_source"))
+    found += [_Buffer(r.operand, f"src{j}", r.element, "source", r)
+              for j, r in enumerate(source.reads)]
+    if tail.keep is not None:
+        found.append(_Buffer(_over_input(Operand.of(tail.keep), axes), "kept",
+                             tail.keep.kind.storage, "keep"))
+    found += [_Buffer(_over_input(r.operand, axes), f"epi{j}", r.element, "epilogue", r)
+              for j, r in enumerate(tail.fragment.reads)]
+    return found
+
+
+def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list[_Buffer],
+            nr: int, threads: int) -> tuple[str, int]:
+    """The text of the kernel over `buffers` (their strides coalesced, the last `nr` over
+    the reduced dims), and the cost of one iteration of its loop for `loop_budget`."""
+    acc, identity, value, combine = _combine(op, kind, source.value)
+    decls, bases, hoisted, loads, kept = [], [], [], [], ""
+    finish = [f"let {ANCHOR} = {_anchor(op, tail.out.kind)};"]
+    cost = 2
+    for k, b in enumerate(buffers, start=1):
+        if k > 1:
+            decls.append(declare(k, b.name, b.element, b.role in ("kept_source", "keep")))
+        if b.role in ("source", "kept_source"):
+            bases.append(f"let base{k} = group_at(g, {k});")
+            at = f"base{k}"
+            if any(b.operand.strides[len(b.operand.strides) - nr:]):
+                at += f" + reduced_at(r, {k})"
+                cost += 1 if nr == 1 else nr + 2
+            if b.role == "kept_source":
+                kept = f"kept_source[{at}] = {kind.store(source.value)};"
+            else:  # an input that is the same across the group is loaded once
+                (loads if "reduced_at" in at else hoisted).append(
+                    f"let {b.read.name} = {b.read.load.format(buf=b.name, at=at)};")
+        elif b.role == "keep":
+            finish.append(f"kept[group_at(g, {k})] = {tail.keep.kind.store(ANCHOR)};")
+        elif b.role == "epilogue":
+            finish.append(f"let {b.read.name} = "
+                          f"{b.read.load.format(buf=b.name, at=f'group_at(g, {k})')};")
+    finish += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
+    cost += (HELPER_LOOP + 2) * helper_loops(source.body + source.value)
+    text = render("reduce", workgroup=WORKGROUP, threads=threads,
+                  out_type=tail.out.kind.storage, bindings="\n".join(decls), acc=acc,
+                  identity=identity, combine=combine,
+                  reduced_at=_REDUCED_LINEAR if nr == 1 else _REDUCED_GENERAL,
+                  bases=indent("\n".join(bases), 8), hoisted=indent("\n".join(hoisted), 8),
+                  loads=indent("\n".join([*loads, source.body]), 12), value=value,
+                  kept_source=indent(kept, 12), finish=indent("\n".join(finish), 8))
+    return text, cost
+
+
+def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: tuple[int, ...],
+        tail: Epilogue, keep_source: GpuTensor | None = None, split_reduced: bool = True) -> bool:
+    """Reduce `source` (elementwise code over the input space `shape`, valued in the compute
+    type of `dtype`) over `axes` with `op`, the result going through `tail`; the source's
+    values are stored into `keep_source` too when given. Without `split_reduced` (the arg
+    reductions, whose winner is not associative across pieces) the reduced dims must be
+    processed whole: returns False, having done nothing, when they cannot be."""
+    buffers = _buffers(source, axes, tail, keep_source)
+    kept = [d for d in range(len(shape)) if d not in axes]
+    kshape, kst = coalesce(tuple(shape[d] for d in kept),
+                           [tuple(b.operand.strides[d] for d in kept) for b in buffers])
+    rshape, rst = coalesce(tuple(shape[d] for d in axes),
+                           [tuple(b.operand.strides[d] for d in axes) for b in buffers])
+    for b, ks, rs in zip(buffers, kst, rst):
+        b.operand = replace(b.operand, strides=ks + rs)
     nk, nr = len(kshape), len(rshape)
-    operands = {1: Operand(out.storage, out.offset, ko + (0,) * nr, out.kind.itemsize),
-                2: Operand(x.storage, x.offset, kx + rx, x.kind.itemsize)}
-    reduced = range(nk, nk + nr)
-    # each invocation folds every threads-th element, with a loop over the reduced dims each
-    boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk),
-                         reduced if split_reduced else (), threads * loop_budget(nr + 2))
+    threads = threads_for(math.prod(rshape))
+    kind = kind_of(dtype)
+    text, cost = _kernel(op, source, kind, tail, buffers, nr, threads)
+    operands = {k: b.operand for k, b in enumerate(buffers, start=1)}
+    # each invocation folds every threads-th element of its group
+    limit = threads * loop_budget(cost)
+    if not split_reduced and math.prod(rshape) > limit:
+        return False
+    try:
+        boxes = gpu.launches(kshape + rshape, operands,
+                             range(nk + nr if split_reduced else nk),
+                             range(nk, nk + nr) if split_reduced else (), limit)
+    except ArgumentError:
+        if split_reduced:
+            raise
+        return False  # a row too long to bind whole
+
+    def info(box: Box, count: int) -> list[int]:
+        return [math.prod(box.extents[:nk]), math.prod(box.extents[nk:]), nk, nr, *box.extents,
+                *chain.from_iterable(box.operands[k].meta() for k in range(1, count + 1))]
+
+    def groups(box: Box) -> int:
+        return -(-math.prod(box.extents[:nk]) // (WORKGROUP // threads))
+
     pieces = sorted({box.starts[nk:] for box in boxes})
-    partials = None
-    if len(pieces) > 1:
-        # Kept sub-boxes may be cut differently along the reduced dims: a slot that some group
-        # has no piece for keeps the identity.
-        partials = gpu.empty((len(pieces),) + kshape, out.dtype)
-        copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, out.dtype),
-                                      out.dtype))
+    if len(pieces) <= 1:
+        for box in boxes:
+            gpu.dispatch(text, box, info(box, len(buffers)), groups(box))
+        return True
+    # In pieces: each writes its partial results to a slot of its own (a slot that some kept
+    # sub-box has no piece for keeps the identity), then the slots are reduced, and the
+    # epilogue applied, by a reduction over the space (pieces, kept dims).
+    partial = result_dtype(op, dtype)
+    partials = gpu.empty((len(pieces),) + kshape, partial)
+    copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, partial), partial))
+    first = [b for b in buffers if b.role in ("out", "kept_source", "source")]
+    first_text, _ = _kernel(op, source, kind, Epilogue.plain(partials), first, nr, threads)
     for box in boxes:
-        if partials is not None:  # this piece writes its own slot of the partial results
-            slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * partials.strides[0],
-                           partials.strides[1:] + (0,) * nr, partials.kind.itemsize)
-            box = replace(box, operands={**box.operands,
-                                         1: gpu.place(slot, box.starts, box.extents)})
-        groups = math.prod(box.extents[:nk])
-        info = [groups, math.prod(box.extents[nk:]), nk, nr, *box.extents,
-                *box.operands[2].meta(), *box.operands[1].meta()[:1 + nk]]
-        gpu.dispatch(source, box, info, -(-groups // (WORKGROUP // threads)))
-    if partials is None:
-        return out
-    merged = reduce(gpu, op, partials, (0,))
-    return merged.view(out.shape, out.strides, merged.offset)
+        slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * partials.strides[0],
+                       partials.strides[1:] + (0,) * nr, partials.kind.itemsize)
+        placed = {k: box.operands[k] for k in range(1, len(first) + 1)}
+        placed[1] = gpu.place(slot, box.starts, box.extents)
+        box = replace(box, operands=placed)
+        gpu.dispatch(first_text, box, info(box, len(first)), groups(box))
+
+    def merged(b: _Buffer) -> Operand:  # b's operand over the space (pieces, kept dims)
+        return replace(b.operand, strides=(0,) + b.operand.strides[:nk])
+
+    def view(t: GpuTensor, b: _Buffer) -> GpuTensor:
+        return t.view((1,) + kshape, merged(b).strides, t.offset)
+
+    by_role = {b.role: b for b in buffers}
+    epilogue_reads = [b for b in buffers if b.role == "epilogue"]
+    merge = Epilogue(
+        replace(tail.fragment, reads=tuple(replace(b.read, operand=merged(b))
+                                           for b in epilogue_reads)),
+        view(tail.out, by_role["out"]),
+        view(tail.keep, by_role["keep"]) if tail.keep is not None else None)
+    return run(gpu, op, Fragment((Read.of("x", partials),), "", "x"), partials.shape, partial,
+               (0,), merge)
 
 
 def reduce(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
     """Reduce over `axes` keeping them as size-1 dims; max/min propagate NaN; any/all give
     bool; a reduction over nothing gives the op's identity."""
-    out_dtype = bool_ if op in ("any", "all") else x.dtype
+    out_dtype = result_dtype(op, x.dtype)
     if not axes:
         return cast(gpu, x, out_dtype)
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
     if math.prod(tuple(x.shape[d] for d in axes)) == 0:
         return full(gpu, shape, _IDENTITY[op], out_dtype)
     out = gpu.empty(shape, out_dtype)
-    if out.numel == 0:
-        return out
-    kind = out.kind
-    acc = "u32" if op in ("any", "all") else x.kind.compute
-    result = "best.v" if op in ("any", "all") else kind.store("best.v")
-    return _launch(gpu, op, x, axes, out, result, acc, split_reduced=True)
+    if out.numel:
+        run(gpu, op, Fragment((Read.of("x", x),), "", "x"), x.shape, x.dtype, axes,
+            Epilogue.plain(out))
+    return out
+
+
+def reduce_fused(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType,
+                 axes: tuple[int, ...], tail: Epilogue,
+                 keep_source: GpuTensor | None = None) -> None:
+    """`run` for every op, reductions (over any axes) and arg-reductions (over one):
+    an arg-reduction whose rows are too long for one kernel computes its source first and
+    takes the long way (`_arg_by_value`), then applies the epilogue as a map kernel."""
+    if op not in ("argmax", "argmin"):
+        run(gpu, op, source, shape, dtype, axes, tail, keep_source)
+        return
+    if run(gpu, op, source, shape, dtype, axes, tail, keep_source, split_reduced=False):
+        return
+    kind = kind_of(dtype)
+    x = keep_source if keep_source is not None else gpu.empty(shape, dtype)
+    launch_map(gpu, x, source.reads, kind.store(source.value), source.body)
+    best = _arg_by_value(gpu, op, x, axes[0])
+    if tail.keep is not None:
+        copy_into(gpu, tail.keep, best)
+    launch_map(gpu, tail.out, [Read.of(ANCHOR, best), *tail.fragment.reads],
+               tail.out.kind.store(tail.fragment.value), tail.fragment.body)
 
 
 def arg_reduce(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
@@ -149,13 +315,10 @@ def arg_reduce(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     out = gpu.empty(shape, int32)
     if out.numel == 0:
         return out
-    limits = gpu.runtime.limits
-    row_bytes = x.kind.itemsize * (abs(x.strides[axis]) * (x.shape[axis] - 1) + 1)
-    if (row_bytes + limits.min_storage_buffer_offset_alignment
-            > limits.max_storage_buffer_binding_size
-            or x.shape[axis] > WORKGROUP * loop_budget(3)):
-        return _arg_by_value(gpu, op, x, axis)
-    return _launch(gpu, op, x, (axis,), out, "best.i", x.kind.compute, split_reduced=False)
+    if run(gpu, op, Fragment((Read.of("x", x),), "", "x"), x.shape, x.dtype, (axis,),
+           Epilogue.plain(out), split_reduced=False):
+        return out
+    return _arg_by_value(gpu, op, x, axis)
 
 
 def _arg_by_value(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:

@@ -47,9 +47,9 @@ def uniform(data: bytes, itemsize: int) -> bytes | None:
 
 
 def align(traces: list[Trace], plan: SizePlan) -> Trace:
-    """The first trace with every value's `dims`, every event's `dims` and the `fill` of
-    constants whose shape follows the dynamic axes set; ArgumentError where the traces do
-    not describe one graph."""
+    """The first trace with the `dims` of every value and event the outputs depend on, and
+    the `fill` of constants whose shape or value follows the dynamic axes, set;
+    ArgumentError where the traces do not describe one graph."""
     base = traces[0]
     producers = {r: ev.name for ev in base.events for r in ev.outputs if r is not None}
     users: dict[int, str] = {}
@@ -58,13 +58,23 @@ def align(traces: list[Trace], plan: SizePlan) -> Trace:
             users.setdefault(r, ev.name)
     for t in traces[1:]:
         _check_same_structure(base, t, plan)
+    live = set(base.outputs) | set(base.inputs)
+    needed = []
+    for ev in reversed(base.events):
+        if any(r in live for r in ev.outputs):
+            needed.append(ev)
+            live.update(r for r in ev.inputs if r is not None)
     for ref, v in enumerate(base.values):
+        if ref not in live:  # nothing the outputs depend on: never written
+            continue
         what = _describe(base, ref, producers, users)
         v.dims = tuple(plan.fit([t.values[ref].shape[a] for t in traces], what)
                        for a in range(len(v.shape)))
         if v.kind == "const":
             _check_constant(ref, v, [t.values[ref] for t in traces], what, plan)
-    for i, ev in enumerate(base.events):
+    index = {id(ev): i for i, ev in enumerate(base.events)}
+    for ev in needed:
+        i = index[id(ev)]
         ev.dims = plan.fit_tree([t.events[i].ctx for t in traces],
                                 f"an argument of {ev.name} (operation {i})")
     return base

@@ -12,9 +12,12 @@ from . import (
     control,  # noqa: F401
     conv,  # noqa: F401
     creation,  # noqa: F401
+    detection,  # noqa: F401
     elementwise,  # noqa: F401
+    fused,  # noqa: F401
     indexing,  # noqa: F401
     linalg,  # noqa: F401
+    loss,  # noqa: F401
     normalization,  # noqa: F401
     pool,  # noqa: F401
     quantize,  # noqa: F401
@@ -25,6 +28,7 @@ from . import (
     scatter,  # noqa: F401
     sequence,  # noqa: F401
     shape,  # noqa: F401
+    signal,  # noqa: F401
     slicing,  # noqa: F401
     spatial,  # noqa: F401
 )

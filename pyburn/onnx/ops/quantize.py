@@ -1,34 +1,29 @@
 """Linear (de)quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
 QLinearMatMul and MatMulInteger.
 
-pyburn holds ONNX's 8-bit and smaller integer types in uint8 (uint8) or int32 (the others),
-and float8/float4 values as float32 holding exactly the representable values; a quantized
-result therefore keeps the value of its ONNX type, and the type itself (which picks the
-saturation range) comes from `output_dtype` (the loader passes the zero point's declared
-type there), else from the zero point's pyburn dtype (uint8, else int8), else uint8.
+pyburn holds ONNX's narrow integer and float types in wider dtypes (`cast.held`: int8 in
+int32, float8 in float32, ...), by value; a quantized result therefore keeps the value of
+its ONNX type. The type itself (which picks the saturation range or float format) comes from
+`output_dtype` (the loader should pass the zero point's declared type there: pyburn's dtype
+alone cannot tell int8 from int16), else from the zero point's pyburn dtype (uint8; any
+other integer is taken as int8, a float as float8e4m3fn), else uint8.
 """
 
 from __future__ import annotations
 
-from ... import Tensor, int32, uint8, where
+from ... import Tensor, uint8, where
 from ...dtypes import DType, as_dtype
 from ..ir import DTYPE_NAMES
 from ..registry import check, onnx_op
+from .cast import cast_to, held
 
 #: the integer quantized types and their (lowest, highest) values
 INTEGER_RANGES = {
     "uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
     "uint4": (0, 15), "int4": (-8, 7), "uint2": (0, 3), "int2": (-2, 1),
 }
-#: the float quantized types: (mantissa bits, lowest normal exponent, largest finite value,
-#: whether it has infinities, whether it has a negative zero)
-FLOAT_FORMATS = {
-    "float8e4m3fn": (3, -6, 448.0, False, True),
-    "float8e4m3fnuz": (3, -7, 240.0, False, False),
-    "float8e5m2": (2, -14, 57344.0, True, True),
-    "float8e5m2fnuz": (2, -15, 57344.0, False, False),
-    "float4e2m1": (1, 0, 6.0, False, True),
-}
+#: the small float formats a quantized result may have (rounded by `cast.cast_to`)
+FLOAT_FORMATS = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1")
 _EXTRA_CODES = {25: "uint2", 26: "int2"}  # ONNX codes newer than ir.DTYPE_NAMES
 #: the precisions QuantizeLinear may divide in (bfloat16 is held as float32)
 _FLOAT_NAMES = {1: "float32", 10: "float16", 11: "float64", 16: "float32"}
@@ -50,18 +45,13 @@ def quantized_type(zero_point: Tensor | None, output_dtype: int, op: str) -> str
     return "int8" if not zero_point.dtype.is_floating_point else "float8e4m3fn"
 
 
-def _storage(name: str) -> DType:
-    """The pyburn dtype that holds values of the ONNX integer type `name`."""
-    return uint8 if name in ("uint8", "uint4", "uint2") else int32
-
-
 def zero_point_range(zero_point: Tensor | None, like: Tensor) -> tuple[int, int, DType]:
     """(lowest, highest, pyburn dtype) of the 8-bit type of a QLinear* operator's output:
     its zero point's type, else the quantized input `like`'s type (uint8 or int8)."""
     source = zero_point if zero_point is not None else like
     name = "uint8" if source.dtype is uint8 else "int8"
     low, high = INTEGER_RANGES[name]
-    return low, high, _storage(name)
+    return low, high, held(name, like.device)
 
 
 def requantize(acc: Tensor, multiplier: Tensor, zero_point: Tensor | None, low: int, high: int,
@@ -100,31 +90,6 @@ def broadcast_param(param: Tensor, shape: tuple[int, ...], axis: int, block_size
     return wide.narrow(axis, 0, shape[axis])
 
 
-def round_to_float_format(x: Tensor, name: str, saturate: bool) -> Tensor:
-    """x rounded (to nearest, ties to even) to the small float format `name`, as values in
-    x's dtype; out-of-range values saturate to the largest finite value, or, without
-    `saturate`, become inf where the format has it and NaN where it does not."""
-    mantissa, low_exp, largest, has_inf, neg_zero = FLOAT_FORMATS[name]
-    magnitude = x.abs()
-    exponent = magnitude.clamp(min=2.0 ** low_exp).log2().floor()
-    quantum = (exponent - mantissa).exp2()
-    rounded = (magnitude / quantum).round() * quantum
-    if name == "float4e2m1":
-        saturate = True  # float4 has neither inf nor NaN
-    over = rounded > largest
-    infinite = magnitude == float("inf")
-    if saturate:
-        overflow = largest if has_inf or neg_zero else float("nan")
-        rounded = where(over & ~infinite, largest, rounded)
-        rounded = where(infinite, overflow, rounded)
-    else:
-        rounded = where(over, float("inf") if has_inf else float("nan"), rounded)
-    y = where(x < 0, -rounded, rounded)
-    if not neg_zero:  # the fnuz formats have no -0
-        y = where(y == 0, 0.0, y)
-    return where(x.isnan(), float("nan"), y)
-
-
 @onnx_op("QuantizeLinear", since=10)
 def quantize_linear(x: Tensor, y_scale: Tensor, y_zero_point: Tensor | None = None, *,
                     axis: int = 1, block_size: int = 0, output_dtype: int = 0,
@@ -144,12 +109,12 @@ def quantize_linear(x: Tensor, y_scale: Tensor, y_zero_point: Tensor | None = No
     if name in FLOAT_FORMATS:
         if name == "float4e2m1" and zero is not None:
             scaled = scaled + zero.cast(scaled.dtype)
-        return round_to_float_format(scaled, name, bool(saturate)).cast("float32")
+        return cast_to(scaled, name, saturate=bool(saturate))
     low, high = INTEGER_RANGES[name]
     y = scaled.round()
     if zero is not None:
         y = y + zero.cast(y.dtype)
-    return y.clamp(low, high).cast(_storage(name))
+    return y.clamp(low, high).cast(held(name, x.device))
 
 
 @onnx_op("DequantizeLinear", since=10)

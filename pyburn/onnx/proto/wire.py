@@ -86,14 +86,15 @@ def read_length(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
     n, start = read_varint(buf, pos, end)
     if n > end - start:
         raise WireError(pos, f"length {n} runs past the end of the enclosing message "
-                             f"({end - start} bytes left)")
+                             f"(only {end - start} of those bytes are there)")
     return n, start
 
 
 def read_fixed(buf: memoryview, pos: int, end: int, size: int) -> int:
     """The position after a `size`-byte fixed-width value at `pos`, checked against `end`."""
     if end - pos < size:
-        raise WireError(pos, f"truncated {8 * size}-bit value ({end - pos} bytes left)")
+        raise WireError(pos, f"truncated {8 * size}-bit value (only {end - pos} of its "
+                             f"{size} bytes are there)")
     return pos + size
 
 

@@ -138,8 +138,8 @@ def test_a_link_out_of_the_folder_is_refused(tmp_path):
 def test_missing_or_short_external_files(tmp_path):
     (tmp_path / "m.onnx").write_bytes(_external_model("w.bin"))
     w = proto.load_model(tmp_path / "m.onnx").graph.initializers["w"]
-    with pytest.raises(pyburn.FormatError, match="initializer 'w' of graph 'g': cannot open its external "
-                                                 "data file 'w.bin'"):
+    with pytest.raises(pyburn.FormatError, match="initializer 'w' of graph 'g': cannot open "
+                                                 "its external data file 'w.bin'"):
         w.data()
     (tmp_path / "w.bin").write_bytes(bytes(4))
     with pytest.raises(pyburn.FormatError, match="runs past the end of the file"):

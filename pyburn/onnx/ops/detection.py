@@ -1,0 +1,196 @@
+"""Object detection: RoiAlign and NonMaxSuppression.
+
+Both depend on data (box coordinates, scores), which they read back to Python: RoiAlign
+plans its bilinear samples from the boxes and then gathers all of them from the feature
+map in four tensor ops; NonMaxSuppression's greedy selection runs in Python, as its output
+size is data-dependent anyway.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import Tensor, tensor, zeros
+from ..registry import check, index_dtype, ints, onnx_op
+
+
+def _bilinear_corners(y: float, x: float, height: int,
+                      width: int) -> list[tuple[int, float]]:
+    """The four (flat position, weight) corners of a sample; all weights 0 outside
+    [-1, size]. Coordinates are clamped into the map first, as RoiAlign specifies."""
+    if y < -1.0 or y > height or x < -1.0 or x > width:
+        return [(0, 0.0)] * 4
+    y, x = max(y, 0.0), max(x, 0.0)
+    y_low, x_low = int(y), int(x)
+    if y_low >= height - 1:
+        y_low = y_high = height - 1
+        y = float(y_low)
+    else:
+        y_high = y_low + 1
+    if x_low >= width - 1:
+        x_low = x_high = width - 1
+        x = float(x_low)
+    else:
+        x_high = x_low + 1
+    ly, lx = y - y_low, x - x_low
+    hy, hx = 1.0 - ly, 1.0 - lx
+    return [(y_low * width + x_low, hy * hx), (y_low * width + x_high, hy * lx),
+            (y_high * width + x_low, ly * hx), (y_high * width + x_high, ly * lx)]
+
+
+def _roi_align(x: Tensor, rois: Tensor, batch_indices: Tensor, half_pixel: bool, mode: str,
+               output_height: int, output_width: int, sampling_ratio: int,
+               spatial_scale: float) -> Tensor:
+    op = "RoiAlign"
+    check(mode in ("avg", "max"), f"{op}: mode must be avg or max, got {mode!r}")
+    check(x.ndim == 4, f"{op}: X must be (N, C, H, W), got shape {x.shape}")
+    boxes = rois.tolist()
+    batches = ints(batch_indices)
+    check(rois.ndim == 2 and rois.shape[1] == 4 and len(batches) == len(boxes),
+          f"{op}: rois {rois.shape} must be (R, 4) with one batch index each "
+          f"({len(batches)} given)")
+    n, c, height, width = x.shape
+    oh, ow = output_height, output_width
+    if not boxes:
+        return zeros(0, c, oh, ow, dtype=x.dtype, device=x.device)
+    plans, counts = [], []
+    offset = 0.5 if half_pixel else 0.0
+    for (x1, y1, x2, y2), b in zip(boxes, batches):
+        check(0 <= b < n, f"{op}: batch index {b} is out of range for {n} images")
+        start_w, start_h = x1 * spatial_scale - offset, y1 * spatial_scale - offset
+        roi_w = x2 * spatial_scale - offset - start_w
+        roi_h = y2 * spatial_scale - offset - start_h
+        if not half_pixel:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / oh, roi_w / ow
+        grid_h = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_h / oh)
+        grid_w = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_w / ow)
+        counts.append(max(grid_h * grid_w, 1))
+        base = b * height * width
+        plan = []  # per output bin, its samples' corners
+        for ph in range(oh):
+            for pw in range(ow):
+                samples = []
+                for iy in range(grid_h):
+                    y = start_h + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                    for ix in range(grid_w):
+                        xx = start_w + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                        samples.append([(base + p, w) for p, w in
+                                        _bilinear_corners(y, xx, height, width)])
+                plan.append(samples)
+        plans.append(plan)
+    # pad every bin to the same sample count: a zero-weight sample adds nothing to a sum,
+    # and a repeated sample changes no max
+    most = max(counts)
+    corner_pos: list[list[int]] = [[], [], [], []]
+    corner_w: list[list[float]] = [[], [], [], []]
+    for plan in plans:
+        for samples in plan:
+            filler = [(0, 0.0)] * 4 if mode == "avg" or not samples else samples[-1]
+            for sample in samples + [filler] * (most - len(samples)):
+                for k, (p, w) in enumerate(sample):
+                    corner_pos[k].append(p)
+                    corner_w[k].append(w)
+    flat = x.transpose(0, 1).reshape(c, n * height * width)
+    values = []
+    for k in range(4):
+        picked = flat.index_select(1, tensor(corner_pos[k], device=x.device))
+        values.append(picked * tensor(corner_w[k], dtype=x.dtype, device=x.device))
+    shape = (c, len(boxes), oh, ow, most)
+    if mode == "avg":
+        total = (values[0] + values[1] + values[2] + values[3]).reshape(shape).sum(-1)
+        divisor = tensor([float(k) for k in counts], dtype=x.dtype, device=x.device)
+        pooled = total / divisor.reshape(1, -1, 1, 1)
+    else:
+        best = values[0].maximum(values[1]).maximum(values[2]).maximum(values[3])
+        pooled = best.reshape(shape).amax(-1)
+    return pooled.transpose(0, 1)
+
+
+@onnx_op("RoiAlign", since=10)
+def roi_align_10(x: Tensor, rois: Tensor, batch_indices: Tensor, *, mode: str = "avg",
+                 output_height: int = 1, output_width: int = 1, sampling_ratio: int = 0,
+                 spatial_scale: float = 1.0) -> Tensor:
+    """RoiAlign (opset 10): as opset 16 with output_half_pixel coordinates."""
+    return _roi_align(x, rois, batch_indices, False, mode, output_height, output_width,
+                      sampling_ratio, spatial_scale)
+
+
+@onnx_op("RoiAlign", since=16)
+def roi_align(x: Tensor, rois: Tensor, batch_indices: Tensor, *,
+              coordinate_transformation_mode: str = "half_pixel", mode: str = "avg",
+              output_height: int = 1, output_width: int = 1, sampling_ratio: int = 0,
+              spatial_scale: float = 1.0) -> Tensor:
+    """RoiAlign: each box (x1, y1, x2, y2, scaled by spatial_scale) of rois (R, 4) cut from
+    image batch_indices[r] into output_height x output_width bins, each the average (or the
+    max) of sampling_ratio^2 bilinear samples (adaptive ceil(bin size) when 0): (R, C, oh,
+    ow). half_pixel shifts the boxes by -0.5 pixel; output_half_pixel does not, and makes
+    each box at least 1 pixel wide and high."""
+    check(coordinate_transformation_mode in ("half_pixel", "output_half_pixel"),
+          f"RoiAlign: coordinate_transformation_mode must be half_pixel or output_half_pixel, "
+          f"got {coordinate_transformation_mode!r}")
+    return _roi_align(x, rois, batch_indices, coordinate_transformation_mode == "half_pixel",
+                      mode, output_height, output_width, sampling_ratio, spatial_scale)
+
+
+def _corners(box: list[float], center_point_box: int) -> tuple[float, float, float, float]:
+    """A box as (y_min, x_min, y_max, x_max)."""
+    if center_point_box:
+        xc, yc, w, h = box
+        return yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2
+    y1, x1, y2, x2 = box
+    return min(y1, y2), min(x1, x2), max(y1, y2), max(x1, x2)
+
+
+def _iou(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    height = min(a[2], b[2]) - max(a[0], b[0])
+    width = min(a[3], b[3]) - max(a[1], b[1])
+    if height <= 0 or width <= 0:
+        return 0.0
+    inter = height * width
+    area_a = (a[2] - a[0]) * (a[3] - a[1])
+    area_b = (b[2] - b[0]) * (b[3] - b[1])
+    union = area_a + area_b - inter
+    if area_a <= 0 or area_b <= 0 or union <= 0:
+        return 0.0
+    return inter / union
+
+
+@onnx_op("NonMaxSuppression", since=10)
+def non_max_suppression(boxes: Tensor, scores: Tensor,
+                        max_output_boxes_per_class: Tensor | None = None,
+                        iou_threshold: Tensor | None = None,
+                        score_threshold: Tensor | None = None, *,
+                        center_point_box: int = 0, device=None) -> Tensor:
+    """NonMaxSuppression: per batch and class, greedily keep the highest-scoring boxes
+    (scores above score_threshold, ties to the lower index) whose IoU with every kept box is
+    at most iou_threshold, up to max_output_boxes_per_class: rows
+    [batch, class, box index]."""
+    op = "NonMaxSuppression"
+    check(boxes.ndim == 3 and boxes.shape[2] == 4 and scores.ndim == 3 and
+          scores.shape[0] == boxes.shape[0] and scores.shape[2] == boxes.shape[1],
+          f"{op}: boxes {boxes.shape} must be (B, N, 4) and scores {scores.shape} (B, C, N)")
+    limit = ints(max_output_boxes_per_class)
+    most = limit[0] if limit else 0
+    iou_limit = float(iou_threshold.reshape(-1).tolist()[0]) if iou_threshold is not None \
+        and iou_threshold.numel() else 0.0
+    floor = float(score_threshold.reshape(-1).tolist()[0]) if score_threshold is not None \
+        and score_threshold.numel() else None
+    all_boxes, all_scores = boxes.tolist(), scores.tolist()
+    selected = []
+    for b, (batch_boxes, batch_scores) in enumerate(zip(all_boxes, all_scores)):
+        corners = [_corners(box, center_point_box) for box in batch_boxes]
+        for c, class_scores in enumerate(batch_scores):
+            order = sorted((i for i, s in enumerate(class_scores) if floor is None or s > floor),
+                           key=lambda i: (-class_scores[i], i))
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= most:
+                    break
+                if all(_iou(corners[i], corners[j]) <= iou_limit for j in kept):
+                    kept.append(i)
+            selected.extend([b, c, i] for i in kept)
+    dtype = index_dtype(device if device is not None else boxes.device)
+    if not selected:
+        return zeros(0, 3, dtype=dtype, device=boxes.device)
+    return tensor(selected, dtype=dtype, device=boxes.device)
