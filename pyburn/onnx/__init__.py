@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from . import ir
+from .export import export
 from .passes import UnsupportedOperatorError
 from .runner import OnnxModule, OperatorError
 
@@ -39,4 +40,5 @@ def load(source: Source, device: Any = None) -> OnnxModule:
     return OnnxModule(read(source), device)
 
 
-__all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "ir", "load", "read"]
+__all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "export", "ir", "load",
+           "read"]

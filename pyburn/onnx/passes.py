@@ -351,18 +351,20 @@ def rewrite(graph: ir.Graph) -> ir.Graph:
                                                  node.outputs, {}, node.name, "pyburn")
                     break
         elif node.op_type == "Transpose":
+            original = node
             inner = single(node.inputs[0])
             perm = node.attrs.get("perm")
             if inner is not None and inner.op_type == "Transpose" and perm \
                     and inner.attrs.get("perm") and len(perm) == len(inner.attrs["perm"]):
                 first = inner.attrs["perm"]
                 replaced[id(inner)] = None
-                node = replaced[id(node)] = ir.Node(
-                    "Transpose", inner.inputs, node.outputs,
-                    {"perm": [first[p] for p in perm]}, node.name)
+                merged = ir.Node("Transpose", inner.inputs, node.outputs,
+                                 {"perm": [first[p] for p in perm]}, node.name)
+                replaced[id(original)] = merged
+                node = merged
             if node.attrs.get("perm") == list(range(len(node.attrs.get("perm") or []))) \
                     and node.outputs[0] not in {v.name for v in graph.outputs}:
-                replaced[id(node)] = ir.Node("Identity", node.inputs, node.outputs)
+                replaced[id(original)] = ir.Node("Identity", node.inputs, node.outputs)
         elif node.op_type == "Reshape" and len(node.inputs) > 1:
             inner = single(node.inputs[0])
             target = inits.get(node.inputs[1])

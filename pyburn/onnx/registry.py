@@ -61,6 +61,17 @@ class OpSpec:
                          if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "device")
 
     @property
+    def arity(self) -> tuple[int, int | None]:
+        """(inputs a node must give, inputs it may give at most; None: any number)."""
+        params = [p for p in inspect.signature(self.fn).parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        required = sum(1 for p in params if p.default is inspect.Parameter.empty)
+        variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL
+                       for p in inspect.signature(self.fn).parameters.values())
+        return required, None if variadic else len(params)
+
+    @property
     def wants_device(self) -> bool:
         """Whether the function takes the model's device as ``device=``."""
         return "device" in inspect.signature(self.fn).parameters

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..device import Device
 from ..device import device as as_device
-from ..errors import ArgumentError, PyburnError
+from ..errors import ArgumentError, FormatError, PyburnError
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..tensor import Tensor
@@ -82,6 +82,13 @@ class Program:
         domain = "" if node.domain == "ai.onnx" else node.domain
         spec = lookup(node.op_type, opsets.get(domain, opsets.get("ai.onnx", 1)), domain)
         assert spec is not None  # prepare() has named every unsupported operator
+        required, most = spec.arity
+        given = node.inputs
+        if any(not name for name in given[:required]) or len(given) < required:
+            raise FormatError(f"{node.label()} needs its first {required} inputs, got "
+                              f"{given}")
+        if most is not None and len(given) > most:
+            raise FormatError(f"{node.label()} takes at most {most} inputs, got {len(given)}")
         attrs, bodies = {}, {}
         for key, value in node.attrs.items():
             if isinstance(value, ir.Graph):
@@ -133,7 +140,8 @@ class Program:
             out = step.spec.fn(*args, **kwargs)
         except PyburnError as exc:
             raise type(exc)(f"{node.label()}: {exc}") from exc
-        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as exc:
+        except Exception as exc:
+            # an operator given values its model should never give it (a malformed file)
             raise OperatorError(f"{node.label()} failed: {type(exc).__name__}: {exc}") from exc
         return list(outputs(out, len(node.outputs)))
 

@@ -22,7 +22,7 @@ import struct
 from ...dtypes import bool_
 from .creation import full
 from .elementwise import binary, unary, where
-from .handle import GpuTensor
+from .handle import GpuTensor, contiguous_strides
 from .launch import Gpu, Operand, coalesce, loop_budget
 from .movement import expand
 from .reduce import WORKGROUP, reduce, threads_for
@@ -72,10 +72,13 @@ _LAYER_NORM = {
 
 
 def _fits(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...]) -> bool:
-    """Whether one workgroup can walk a row of x over `axes` (bound whole, within the loop
-    budget: two passes, each element's offset a loop over the row's dims)."""
+    """Whether one workgroup can walk a row of x over `axes` (bound whole in x and in the
+    contiguous output, within the loop budget: two passes, each element's offset a loop over
+    the row's dims)."""
     limits = gpu.runtime.limits
-    reach = x.kind.itemsize * (sum((x.shape[d] - 1) * abs(x.strides[d]) for d in axes) + 1)
+    reach = x.kind.itemsize * (1 + max(
+        sum((x.shape[d] - 1) * abs(strides[d]) for d in axes)
+        for strides in (x.strides, contiguous_strides(x.shape))))
     length = math.prod(x.shape[d] for d in axes)
     return (reach + limits.min_storage_buffer_offset_alignment
             <= limits.max_storage_buffer_binding_size

@@ -131,10 +131,12 @@ def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads, dilation: Int
     values, positions = x.device.backend.max_pool(x._h, tuple(kernel), tuple(stride),
                                                   tuple(padding), tuple(dilation),
                                                   return_indices or x.requires_grad)
-    if positions is None:
-        return wrap(values, shape, x.dtype, x.device)
-    indices = wrap(positions, shape, int32, x.device)
-    out = result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd)
+    # recorded even without indices (nothing to differentiate): the ONNX exporter's tracer
+    # reads the pooling settings from the record
+    indices = None if positions is None else wrap(positions, shape, int32, x.device)
+    out = result(values, shape, x.dtype, "max_pool", (x,), indices=indices, nd=nd,
+                 kernel=tuple(kernel), stride=tuple(stride), padding=tuple(padding),
+                 dilation=tuple(dilation))
     return (out, indices) if return_indices else out
 
 

@@ -36,7 +36,7 @@ from .builder import Builder
 from .dims import Dim, SizePlan
 from .primitives import EMITTERS
 from .registry import Unsupported
-from .trace import Trace, Tracer, _key
+from .trace import Trace, Tracer, key_of
 
 __all__ = ["export", "to_model"]
 
@@ -90,27 +90,25 @@ def to_model(module: Module, example_inputs: Any, *, opset: int = 17,
     out_names: list[str] = []
     axes, symbols, labels = _dynamic_axes(dynamic_axes or {}, in_names, inputs)
     plan = SizePlan(tuple(symbols), tuple(symbols.values()))
-    names = {_key(t): name for name, t in [*module.named_parameters(),
+    names = {key_of(t): name for name, t in [*module.named_parameters(),
                                            *module.named_buffers()] if t is not None}
     flags = [(m, m.training) for m in module.modules()]
-    module.eval()
-    try:
-        traces = []
-        for k, sizes in enumerate(plan.traces):
-            trace = Tracer(names, opset).run(module, inputs if k == 0 else
-                                      variant_inputs(inputs, axes, sizes))
-            if k == 0:
-                out_names = _names(output_names, len(trace.outputs), "output")
-                if set(out_names) & set(in_names):
-                    raise ArgumentError(f"names {sorted(set(out_names) & set(in_names))} are "
-                                        "given to both an input and an output")
-                _check_labels(labels, in_names, out_names, trace)
-                _check_supported(trace)
-            traces.append(trace)
-    finally:
-        for m, training in flags:
-            object.__setattr__(m, "training", training)
-    with no_grad():  # layer exporters rearrange weights with tensor ops: record nothing
+    # recorded by autodiff: nothing (the inputs' variants, the traces, rearranged weights)
+    with no_grad():
+        module.eval()
+        try:
+            traces = []
+            for k, sizes in enumerate(plan.traces):
+                trace = Tracer(names, opset).run(module, inputs if k == 0 else
+                                                 variant_inputs(inputs, axes, sizes))
+                if k == 0:
+                    out_names = _names(output_names, len(trace.outputs), "output")
+                    _check_labels(labels, in_names, out_names, trace)
+                    _check_supported(trace)
+                traces.append(trace)
+        finally:
+            for m, training in flags:
+                object.__setattr__(m, "training", training)
         graph = _graph(align(traces, plan), opset, names, in_names, out_names, list(symbols),
                        labels)
     return ir.Model(graph, {"": opset}, ir_version=_IR_VERSION[opset], producer_name="pyburn",
@@ -174,6 +172,9 @@ def _dynamic_axes(spec: Mapping[str, Any], in_names: list[str], inputs: list[Ten
 
 def _check_labels(labels: dict[str, dict[int, str]], in_names: list[str],
                   out_names: list[str], trace: Trace) -> None:
+    if set(out_names) & set(in_names):
+        raise ArgumentError(f"names {sorted(set(out_names) & set(in_names))} are given to both "
+                            "an input and an output")
     for name, axes in labels.items():
         if name in in_names:
             continue

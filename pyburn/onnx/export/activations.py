@@ -12,7 +12,7 @@ from typing import Any
 
 from ... import nn
 from .builder import Builder
-from .layers import _floating
+from .layers import floating
 from .registry import Plan, exports
 from .trace import Event
 
@@ -44,7 +44,7 @@ _SIMPLE: dict[type, tuple[str, Callable[[Any], dict], int, Callable[[Any], bool]
 @exports(*_SIMPLE)
 def _simple(m: Any, opset: int, input: Any) -> Plan | None:
     op, attrs, since, expressible = _SIMPLE[type(m)]
-    if opset < since or not _floating(input) or not expressible(m):
+    if opset < since or not floating(input) or not expressible(m):
         return None
     return Plan((input,), _emit_simple, {"op": op, "attrs": attrs(m)})
 
@@ -55,7 +55,7 @@ def _emit_simple(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @exports(nn.Hardtanh, nn.ReLU6)
 def _hardtanh(m: Any, opset: int, input: Any) -> Plan | None:
-    return Plan((input,), _emit_clip) if _floating(input) else None
+    return Plan((input,), _emit_clip) if floating(input) else None
 
 
 def _emit_clip(b: Builder, ev: Event, outs: list[str]) -> None:
@@ -67,7 +67,7 @@ def _emit_clip(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @exports(nn.SiLU)
 def _silu(m: Any, opset: int, input: Any) -> Plan | None:
-    return Plan((input,), _emit_silu) if _floating(input) else None
+    return Plan((input,), _emit_silu) if floating(input) else None
 
 
 def _emit_silu(b: Builder, ev: Event, outs: list[str]) -> None:
@@ -77,7 +77,7 @@ def _emit_silu(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @exports(nn.PReLU)
 def _prelu(m: nn.PReLU, opset: int, input: Any) -> Plan | None:
-    if not _floating(input) or (m.num_parameters > 1 and input.ndim < 2):
+    if not floating(input) or (m.num_parameters > 1 and input.ndim < 2):
         return None
     return Plan((input,), _emit_prelu, {"rank": input.ndim})
 

@@ -128,8 +128,8 @@ def _check_constant(ref: int, v: Value, versions: list[Value], what: str,
 
 
 _UNTRACED = ("is computed from the inputs by an operation the exporter cannot trace "
-             "(argmax/argmin, sort/topk, nonzero, or a backend capability such as max_pool "
-             "outside autodiff)")
+             "(argmax/argmin, sort/topk, nonzero, random numbers, or a backend capability "
+             "such as max_pool outside autodiff)")
 
 
 def _describe(trace: Trace, ref: int, producers: dict[int, str], users: dict[int, str]) -> str:

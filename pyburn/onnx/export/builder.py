@@ -18,7 +18,7 @@ from .. import ir
 from .align import uniform
 from .dims import Dim
 from .registry import Unsupported
-from .trace import Event, Trace, _key
+from .trace import Event, Trace, key_of
 
 #: ONNX Slice's "to the end" and "before the start" (for negative steps)
 INT64_MAX = 2**63 - 1
@@ -91,7 +91,7 @@ class Builder:
             name = self._fill_node(v.fill, v.dtype.name, v.dims)
         elif v.tensor.numel() >= _FILL_NODE_SIZE and (fill := self.fill(ref)) is not None:
             name = self._fill_node(fill, v.dtype.name, v.dims)
-        elif _key(v.tensor) in self.params:
+        elif key_of(v.tensor) in self.params:
             name = self.param(v.tensor)
         else:  # made from constants (named after its parameter), or created in forward
             name = self.tensor(v.tensor, v.origin or "const")
@@ -141,7 +141,7 @@ class Builder:
         """An initializer for parameter (or buffer) `t`, named after it; `derived` (a
         rearranged copy of it, named with `suffix`) is stored instead when given. One
         initializer per name, even where two parameters hold equal values."""
-        origin = self.params.get(_key(t))
+        origin = self.params.get(key_of(t))
         if origin is None:  # not a parameter (the ones a layer without bias adds)
             return self.tensor(t if derived is None else derived, "const")
         key = ("param", origin + suffix)

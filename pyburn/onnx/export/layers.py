@@ -19,7 +19,7 @@ from .registry import Plan, exports
 from .trace import Event
 
 
-def _floating(x: Any, rank: int | tuple[int, ...] | None = None) -> bool:
+def floating(x: Any, rank: int | tuple[int, ...] | None = None) -> bool:
     """Whether `x` is a floating-point tensor (of one of the ranks given)."""
     if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
         return False
@@ -34,7 +34,7 @@ def _optional(b: Builder, t: Tensor | None) -> list[str]:
 # ---- linear and embedding ----------------------------------------------------------------------
 @exports(nn.Linear)
 def _linear(m: nn.Linear, opset: int, input: Any) -> Plan | None:
-    if not _floating(input) or input.ndim < 1 or input.dtype is not m.weight.dtype:
+    if not floating(input) or input.ndim < 1 or input.dtype is not m.weight.dtype:
         return None
     return Plan((input,), _emit_linear, {"rank": input.ndim})
 
@@ -65,7 +65,7 @@ def _emit_embedding(b: Builder, ev: Event, outs: list[str]) -> None:
 # ---- convolutions --------------------------------------------------------------------------------
 @exports(nn.Conv1d, nn.Conv2d, nn.Conv3d)
 def _conv(m: Any, opset: int, input: Any) -> Plan | None:
-    if m.padding_mode != "zeros" or not _floating(input, m.nd + 2):
+    if m.padding_mode != "zeros" or not floating(input, m.nd + 2):
         return None
     if m.padding == "valid":
         pairs = [(0, 0)] * m.nd
@@ -86,7 +86,7 @@ def _emit_conv(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @exports(nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 def _conv_transpose(m: Any, opset: int, input: Any, output_size: Any = None) -> Plan | None:
-    if not _floating(input, m.nd + 2):
+    if not floating(input, m.nd + 2):
         return None
     return Plan((input,), _emit_conv_transpose,
                 {"output_padding": list(m._output_padding(input, output_size))})
@@ -97,7 +97,7 @@ def _emit_conv_transpose(b: Builder, ev: Event, outs: list[str]) -> None:
     b.node("ConvTranspose", [b.value(ev.inputs[0]), b.param(m.weight), *_optional(b, m.bias)],
            outs[0], kernel_shape=list(m.kernel_size), strides=list(m.stride),
            pads=list(m.padding) * 2, dilations=list(m.dilation), group=m.groups,
-           output_padding=ev.ctx["output_padding"])
+           output_padding=b.static(ev, "output_padding"))
 
 
 # ---- normalisation -----------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def _affine(m: Any, size: int, like: Tensor) -> tuple[Tensor, Tensor]:
 
 @exports(nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 def _batch_norm(m: Any, opset: int, input: Any) -> Plan | None:
-    if m.training or m.running_mean is None or not _floating(input, m.ranks):
+    if m.training or m.running_mean is None or not floating(input, m.ranks):
         return None
     return Plan((input,), _emit_batch_norm)
 
@@ -127,7 +127,7 @@ def _emit_batch_norm(b: Builder, ev: Event, outs: list[str]) -> None:
 @exports(nn.LayerNorm)
 def _layer_norm(m: nn.LayerNorm, opset: int, input: Any) -> Plan | None:
     count = len(m.normalized_shape)
-    if opset < 17 or not _floating(input) or input.shape[input.ndim - count:] != \
+    if opset < 17 or not floating(input) or input.shape[input.ndim - count:] != \
             m.normalized_shape:
         return None
     return Plan((input,), _emit_layer_norm)
@@ -144,7 +144,7 @@ def _emit_layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @exports(nn.GroupNorm)
 def _group_norm(m: nn.GroupNorm, opset: int, input: Any) -> Plan | None:
-    if not _floating(input) or input.ndim < 2 or input.shape[1] != m.num_channels:
+    if not floating(input) or input.ndim < 2 or input.shape[1] != m.num_channels:
         return None
     return Plan((input,), _emit_group_norm, {"rank": input.ndim})
 

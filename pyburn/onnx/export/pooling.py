@@ -8,7 +8,7 @@ from typing import Any
 from ... import nn
 from ...nn.functional.windows import ntuple
 from .builder import Builder
-from .layers import _floating
+from .layers import floating
 from .registry import Plan, exports
 from .trace import Event
 
@@ -35,7 +35,7 @@ _ADAPTIVE = {nn.AdaptiveAvgPool1d: ("GlobalAveragePool", 1),
 @exports(*_MAX)
 def _max_pool(m: Any, opset: int, input: Any) -> Plan | None:
     nd = _MAX[type(m)]
-    if m.return_indices or not _floating(input, nd + 2):
+    if m.return_indices or not floating(input, nd + 2):
         return None
     settings = _geometry(m, nd, type(m).__name__)
     settings["dilations"] = list(ntuple(m.dilation, nd, "dilation", type(m).__name__, 1))
@@ -48,7 +48,7 @@ def _avg_pool(m: Any, opset: int, input: Any) -> Plan | None:
     nd = _AVG[type(m)]
     # PyTorch's divisor for windows that hang past the padding (ceil_mode) is not ONNX's
     if m.ceil_mode or getattr(m, "divisor_override", None) is not None or \
-            not _floating(input, nd + 2):
+            not floating(input, nd + 2):
         return None
     settings = _geometry(m, nd, type(m).__name__)
     settings["count_include_pad"] = int(m.count_include_pad)
@@ -58,7 +58,7 @@ def _avg_pool(m: Any, opset: int, input: Any) -> Plan | None:
 @exports(*_ADAPTIVE)
 def _adaptive_pool(m: Any, opset: int, input: Any) -> Plan | None:
     op, nd = _ADAPTIVE[type(m)]
-    if getattr(m, "return_indices", False) or not _floating(input, nd + 2):
+    if getattr(m, "return_indices", False) or not floating(input, nd + 2):
         return None
     size = m.output_size
     sizes = (size,) * nd if isinstance(size, int) else tuple(size)

@@ -16,7 +16,7 @@ from ... import nn
 from ...movement import cat, stack
 from ...tensor import Tensor
 from .builder import Builder
-from .layers import _floating
+from .layers import floating
 from .registry import Plan, exports
 from .trace import Event
 
@@ -27,7 +27,7 @@ _ONNX = {"LSTM": ("LSTM", (0, 3, 1, 2)), "GRU": ("GRU", (1, 0, 2)),
 
 @exports(nn.LSTM, nn.GRU, nn.RNN)
 def _recurrent(m: Any, opset: int, input: Any, hx: Any = None) -> Plan | None:
-    if m.proj_size or not _floating(input, (2, 3)):
+    if m.proj_size or not floating(input, (2, 3)):
         return None
     states = (tuple(hx) if isinstance(hx, (tuple, list)) else (hx,)) if hx is not None else ()
     if not all(isinstance(s, Tensor) for s in states):

@@ -80,7 +80,8 @@ class Trace:
     outputs: list[int] = field(default_factory=list)
 
 
-def _key(t: Tensor) -> tuple[int, tuple[int, ...], str]:
+def key_of(t: Tensor) -> tuple[int, tuple[int, ...], str]:
+    """How the tracer tells values apart: the handle's identity, the shape and the dtype."""
     return id(t._h), t.shape, t.dtype.name
 
 
@@ -99,7 +100,7 @@ class Tracer:
     def run(self, module: Any, inputs: list[Tensor]) -> Trace:
         """Trace ``module(*inputs)`` in inference mode and return what it did."""
         for t in inputs:
-            if _key(t) in self._refs:
+            if key_of(t) in self._refs:
                 raise ArgumentError("the example inputs must be distinct tensors (one was "
                                     "passed twice)")
             self.trace.inputs.append(self._add(Value("input", t.shape, t.dtype, t)))
@@ -164,14 +165,14 @@ class Tracer:
     # ---- values ------------------------------------------------------------------------------
     def ref(self, t: Tensor) -> int:
         """The number of the value `t` holds, registering an unseen tensor as a constant."""
-        found = self._refs.get(_key(t))
+        found = self._refs.get(key_of(t))
         if found is not None:
             return found
-        return self._add(Value("const", t.shape, t.dtype, t, self._names.get(_key(t), "")))
+        return self._add(Value("const", t.shape, t.dtype, t, self._names.get(key_of(t), "")))
 
     def _add(self, value: Value) -> int:
         self.trace.values.append(value)
-        ref = self._refs[_key(value.tensor)] = len(self.trace.values) - 1
+        ref = self._refs[key_of(value.tensor)] = len(self.trace.values) - 1
         return ref
 
     def _event(self, event: Event, outs: list[Tensor | None]) -> None:

@@ -153,14 +153,15 @@ def _register_softmax(op_type: str, fn: Callable[[Tensor, int], Tensor]) -> None
         check(input.ndim > 0, f"{op_type} needs a tensor of rank >= 1")
         return fn(input, norm_dim(axis, input.ndim))
 
-    name = op_type.lower()
+    name = "log_softmax" if op_type == "LogSoftmax" else op_type.lower()
     flattened.__name__ = flattened.__qualname__ = f"{name}_1"
     flattened.__doc__ = (f"{op_type} (opsets 1-12): the input flattened to 2-d at `axis`, "
                          f"each row normalised.")
     along.__name__ = along.__qualname__ = name
     along.__doc__ = f"{op_type}: normalised along the dim `axis`."
-    onnx_op(op_type, since=1)(flattened)
-    onnx_op(op_type, since=13)(along)
+    # module attributes, so that generated code can name them
+    globals()[flattened.__name__] = onnx_op(op_type, since=1)(flattened)
+    globals()[along.__name__] = onnx_op(op_type, since=13)(along)
 
 
 for _name, _fn in _ALONG.items():

@@ -1,11 +1,12 @@
 """Attention (opset 23/24: 3-d or 4-d inputs, grouped-query heads, KV cache, masks,
-causal, softcap, scale, the qk_matmul_output modes) and RotaryEmbedding (opset 23)."""
+causal, softcap, scale, the qk_matmul_output modes), RotaryEmbedding (opset 23) and
+LinearAttention (opset 27: linear, gated, delta and gated-delta recurrences)."""
 
 from __future__ import annotations
 
 import math
 
-from ... import Tensor, arange, cat, stack, where, zeros
+from ... import Tensor, arange, cat, float32, stack, where, zeros
 from ...nn import functional as F
 from ..registry import check, onnx_op
 
@@ -148,3 +149,70 @@ def rotary_embedding(x: Tensor, cos_cache: Tensor, sin_cache: Tensor,
     out = cat([rotated, kept], -1) if rd < d else rotated
     return out.reshape(x.shape) if x.ndim == 3 else out.transpose(1, 2)
 
+
+
+_UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+
+
+@onnx_op("LinearAttention", since=27)
+def linear_attention(query: Tensor, key: Tensor, value: Tensor,
+                     past_state: Tensor | None = None, decay: Tensor | None = None,
+                     beta: Tensor | None = None, *, chunk_size: int = 0,
+                     kv_num_heads: int = 0, q_num_heads: int = 0, scale: float = 0.0,
+                     update_rule: str = "gated_delta") -> tuple[Tensor, Tensor]:
+    """LinearAttention: the recurrent state S (B, H_kv, d_k, d_v) updated token by token,
+    ``S = exp(g) S`` (gated rules) then ``S += k (x) v`` with v replaced by
+    ``beta (v - S^T k)`` (delta rules), and the output ``scale * q^T S`` (query heads
+    sharing KV heads in groups). Inputs are 3-d packed (B, T, H * d); computed in float32;
+    returns (output, present_state). chunk_size is a speed hint and changes nothing."""
+    del chunk_size
+    op = "LinearAttention"
+    check(update_rule in _UPDATE_RULES,
+          f"{op}: update_rule must be one of {', '.join(_UPDATE_RULES)}, got {update_rule!r}")
+    gated, delta = "gated" in update_rule, "delta" in update_rule
+    check(gated == (decay is not None) and delta == (beta is not None),
+          f"{op}: update_rule {update_rule!r} {'needs' if gated else 'forbids'} decay and "
+          f"{'needs' if delta else 'forbids'} beta")
+    check(q_num_heads > 0 and kv_num_heads > 0 and q_num_heads % kv_num_heads == 0,
+          f"{op}: q_num_heads ({q_num_heads}) must be a positive multiple of kv_num_heads "
+          f"({kv_num_heads})")
+    check(query.ndim == 3 and key.ndim == 3 and value.ndim == 3,
+          f"{op}: query, key and value must be 3-d (B, T, H * d)")
+    b, steps = query.shape[:2]
+    q = _heads(query.cast(float32), q_num_heads, "query")
+    k = _heads(key.cast(float32), kv_num_heads, "key")
+    v = _heads(value.cast(float32), kv_num_heads, "value")
+    d_k, d_v = k.shape[-1], v.shape[-1]
+    gates = None
+    if decay is not None:
+        per_head = decay.shape[-1] == kv_num_heads
+        check(decay.ndim == 3 and decay.shape[-1] in (kv_num_heads, kv_num_heads * d_k),
+              f"{op}: decay {decay.shape} must be (B, T, H_kv) or (B, T, H_kv * d_k)")
+        gates = decay.cast(float32).reshape(b, steps, kv_num_heads, 1 if per_head else d_k)
+        gates = gates.transpose(1, 2).exp()  # (B, H_kv, T, 1 or d_k)
+    rates = None
+    if beta is not None:
+        check(beta.ndim == 3 and beta.shape[-1] in (kv_num_heads, 1),
+              f"{op}: beta {beta.shape} must be (B, T, H_kv) or (B, T, 1)")
+        rates = beta.cast(float32).transpose(1, 2).unsqueeze(-1)  # (B, H_kv or 1, T, 1)
+    if past_state is not None:
+        check(past_state.shape == (b, kv_num_heads, d_k, d_v),
+              f"{op}: past_state {past_state.shape} must be {(b, kv_num_heads, d_k, d_v)}")
+        state = past_state.cast(float32)
+    else:
+        state = zeros(b, kv_num_heads, d_k, d_v, device=query.device)
+    factor = scale if scale else 1.0 / math.sqrt(q.shape[-1])
+    outputs = []
+    for t in range(steps):
+        k_t, v_t = k[:, :, t], v[:, :, t]
+        if gates is not None:
+            state = state * gates[:, :, t].unsqueeze(-1)
+        if rates is not None:
+            retrieved = (k_t.unsqueeze(-2) @ state).squeeze(-2)
+            v_t = rates[:, :, t] * (v_t - retrieved)
+        state = state + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)
+        shared = _repeat_heads(state, q_num_heads // kv_num_heads)
+        outputs.append((q[:, :, t].unsqueeze(-2) @ shared).squeeze(-2) * factor)
+    out = stack(outputs, 2).transpose(1, 2).reshape(b, steps, -1)
+    held = past_state.dtype if past_state is not None else query.dtype
+    return out.cast(query.dtype), state.cast(held)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyburn
 
-from ... import Tensor, float16, float32, float64, int32, uint8, where
+from ... import Tensor, float16, float32, float64, int32, int64, uint8, where
 from ...dtypes import DType, bool_
 from ...errors import ArgumentError
 from ..ir import DTYPE_NAMES
@@ -44,17 +44,17 @@ class FloatFormat:
     overflow: str
 
 
-# name (as in ir.DTYPE_NAMES) -> (the pyburn dtype that holds it, how a cast narrows to it)
+# name (as in ir.DTYPE_NAMES) -> (the pyburn dtype that holds it, how a cast narrows to it);
+# int64 means index_dtype(device): int32 on a device without int64
 _NARROW: dict[str, tuple[DType, IntRange | FloatFormat | str | None]] = {
     "bool": (bool_, None), "uint8": (uint8, None), "int32": (int32, None),
-    "int64": (int32, None),  # replaced by index_dtype(device) in held()
-    "float16": (float16, None), "float32": (float32, None), "float64": (float64, None),
+    "int64": (int64, None), "float16": (float16, None), "float32": (float32, None),
+    "float64": (float64, None),
     "int8": (int32, IntRange(8, True)), "int16": (int32, IntRange(16, True)),
     "uint16": (int32, IntRange(16, False)), "int4": (int32, IntRange(4, True)),
     "uint4": (int32, IntRange(4, False)), "int2": (int32, IntRange(2, True)),
-    "uint2": (int32, IntRange(2, False)),
-    # held in index_dtype(device), see held()
-    "uint32": (int32, IntRange(32, False)), "uint64": (int32, None),
+    "uint2": (int32, IntRange(2, False)), "uint32": (int64, IntRange(32, False)),
+    "uint64": (int64, None),
     "bfloat16": (float32, FloatFormat(7, -126, 3.3895313892515355e38, True, "inf")),
     "float8e4m3fn": (float32, FloatFormat(3, -6, 448.0, False, "attr")),
     "float8e4m3fnuz": (float32, FloatFormat(3, -7, 240.0, False, "attr")),
@@ -63,18 +63,16 @@ _NARROW: dict[str, tuple[DType, IntRange | FloatFormat | str | None]] = {
     "float4e2m1": (float32, FloatFormat(1, 0, 6.0, False, "saturate")),
     "float8e8m0": (float32, "e8m0"),
 }
-_WIDE_INTS = ("int64", "uint32", "uint64")
 
 
 def held(name: str, device: Any) -> DType:
     """The pyburn dtype that holds ONNX type `name` (a name of ``ir.DTYPE_NAMES``) on
     `device`."""
-    if name in _WIDE_INTS:
-        return index_dtype(device)
     if name not in _NARROW:
         raise ArgumentError(f"pyburn cannot hold ONNX {name} tensors (it holds numbers: "
                             f"{', '.join(sorted(_NARROW))})")
-    return _NARROW[name][0]
+    dtype = _NARROW[name][0]
+    return index_dtype(device) if dtype is int64 else dtype
 
 
 def dtype_name(code: int | str) -> str:
@@ -92,10 +90,11 @@ def held_code(code: int | str, device: Any) -> DType:
     return held(dtype_name(code), device)
 
 
-@onnx_op("Cast", since=6)
-def cast(x: Tensor, *, to: int, saturate: int = 1, round_mode: str = "up") -> Tensor:
-    """Cast: x converted to ONNX type `to`; narrow types are rounded (floats, to nearest even)
-    or wrapped (integers) to their values and held in a wider dtype."""
+@onnx_op("Cast", since=1)
+def cast(x: Tensor, *, to: int | str, saturate: int = 1, round_mode: str = "up") -> Tensor:
+    """Cast: x converted to ONNX type `to` (a code, or before opset 6 a name such as
+    "FLOAT"); narrow types are rounded (floats, to nearest even) or wrapped (integers) to
+    their values and held in a wider dtype."""
     return cast_to(x, dtype_name(to), saturate=bool(saturate), round_mode=round_mode)
 
 
@@ -191,7 +190,7 @@ def _to_e8m0(x: Tensor, saturate: bool, round_mode: str) -> Tensor:
         k = k + where(normal, a > low, a > 0).cast(float32)
     elif round_mode == "nearest":
         k = k + where(normal, a >= low * 1.5, a > 2.0**-127).cast(float32)
-    overflow = math.nan if not saturate else 2.0**127
+    overflow = 2.0**127 if saturate else math.nan
     out = where(k > 127, overflow, _pow2(k))
     return where(finite, out, math.nan)
 

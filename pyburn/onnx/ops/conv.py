@@ -1,4 +1,5 @@
-"""Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv and DeformConv.
+"""Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv and
+CausalConvWithState.
 
 Each resolves ONNX's window attributes (`spatial.geometry`) and then calls
 `pyburn.nn.functional`'s convolution, which is one backend call where the device offers
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ... import Tensor, arange
+from ... import Tensor, arange, cat, zeros
 from ...nn import functional as F
 from ...nn.functional.windows import pad_spatial
 from ..registry import check, onnx_op
@@ -95,13 +96,13 @@ def conv_transpose(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: s
     else:
         check(len(pads) == 2 * nd, f"{op}: pads must have {2 * nd} values, got {pads}")
         pairs = [(pads[i], pads[nd + i]) for i in range(nd)]
-    # the symmetric part of the cut goes to F; the rest (and output_padding) is cut or
+    # the symmetric part of the cut and output_padding go to F (its output_padding rows
+    # come from what the cut removes at the end, as in ONNX); the rest is cut or
     # zero-extended here
     sym = [max(0, min(before, after)) for before, after in pairs]
     y = _CONV_T[nd](x, w, None, stride=stride, padding=tuple(sym), groups=group,
-                    dilation=dilation)
-    y = pad_spatial(y, [(p - before, e + p - after)
-                        for p, (before, after), e in zip(sym, pairs, extra)])
+                    dilation=dilation, output_padding=tuple(extra))
+    y = pad_spatial(y, [(p - before, p - after) for p, (before, after) in zip(sym, pairs)])
     check(all(n > 0 for n in y.shape[2:]),
           f"{op}: pads {pairs} leave an empty output for input shape {x.shape}")
     return _add_channel_bias(y, b)
@@ -203,3 +204,27 @@ def _tap_grid(g: Geometry, dim: int, like: Tensor) -> Tensor:
     out_shape[nd + dim] = g.out[dim]
     grid = tap.reshape(tuple(tap_shape)) + at.reshape(tuple(out_shape))
     return grid.expand(tuple(g.kernel) + tuple(g.out))
+
+
+@onnx_op("CausalConvWithState", since=27)
+def causal_conv_with_state(x: Tensor, w: Tensor, b: Tensor | None = None,
+                           past_state: Tensor | None = None, *,
+                           activation: str = "none") -> tuple[Tensor, Tensor]:
+    """CausalConvWithState: the depthwise 1-d convolution of x (B, C, L) with w (C, 1, k)
+    over past_state (B, C, k - 1; zeros when absent) followed by x, optionally with SiLU
+    (silu/swish): (output (B, C, L), present_state, the last k - 1 positions of that
+    sequence)."""
+    op = "CausalConvWithState"
+    check(activation in ("none", "silu", "swish"),
+          f"{op}: activation must be none, silu or swish, got {activation!r}")
+    check(x.ndim == 3 and w.ndim == 3 and w.shape[:2] == (x.shape[1], 1),
+          f"{op}: input {x.shape} must be (B, C, L) and weight {w.shape} (C, 1, k)")
+    batch, channels, _ = x.shape
+    k = w.shape[2]
+    if past_state is None:
+        past_state = zeros(batch, channels, k - 1, dtype=x.dtype, device=x.device)
+    sequence = cat([past_state, x], 2)
+    y = F.conv1d(sequence, w, b, groups=channels)
+    if activation != "none":
+        y = F.silu(y)
+    return y, sequence[:, :, sequence.shape[2] - (k - 1):]

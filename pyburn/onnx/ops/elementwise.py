@@ -9,7 +9,10 @@ truncates, Pow keeps the base's type, Mod has two meanings) have their own funct
 
 from __future__ import annotations
 
+import builtins
 import functools
+import keyword
+import re
 from collections.abc import Callable
 
 import pyburn
@@ -43,22 +46,30 @@ _BINARY: dict[str, tuple[int, Callable[[Tensor, Tensor], Tensor]]] = {
 }
 
 
+def _publish(op: Callable, op_type: str, since: int, doc: str) -> None:
+    """Register `op` and make it a module attribute under op_type in snake case (a trailing
+    underscore where that is a keyword or builtin), so generated code can name it."""
+    name = re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", op_type).lower()
+    if keyword.iskeyword(name) or hasattr(builtins, name):
+        name += "_"
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    globals()[name] = onnx_op(op_type, since=since)(op)
+
+
 def _register_unary(op_type: str, since: int, fn: Callable[[Tensor], Tensor]) -> None:
     def op(x: Tensor) -> Tensor:
         return fn(x)
 
-    op.__name__ = op.__qualname__ = op_type.lower()
-    op.__doc__ = f"{op_type}: pyburn.{fn.__name__}(x) elementwise."
-    onnx_op(op_type, since=since)(op)
+    _publish(op, op_type, since, f"{op_type}: pyburn.{fn.__name__}(x) elementwise.")
 
 
 def _register_binary(op_type: str, since: int, fn: Callable[[Tensor, Tensor], Tensor]) -> None:
     def op(a: Tensor, b: Tensor) -> Tensor:
         return fn(a, b)
 
-    op.__name__ = op.__qualname__ = op_type.lower()
-    op.__doc__ = f"{op_type}: pyburn.{fn.__name__}(a, b) with numpy broadcasting."
-    onnx_op(op_type, since=since)(op)
+    _publish(op, op_type, since, f"{op_type}: pyburn.{fn.__name__}(a, b) with numpy "
+                                 f"broadcasting.")
 
 
 for _name, (_since, _fn) in _UNARY.items():

@@ -11,7 +11,7 @@ other integer is taken as int8, a float as float8e4m3fn), else uint8.
 
 from __future__ import annotations
 
-from ... import Tensor, uint8, where
+from ... import Tensor, float64, uint8, where
 from ...dtypes import DType, as_dtype
 from ..ir import DTYPE_NAMES
 from ..registry import check, onnx_op
@@ -56,8 +56,11 @@ def zero_point_range(zero_point: Tensor | None, like: Tensor) -> tuple[int, int,
 
 def requantize(acc: Tensor, multiplier: Tensor, zero_point: Tensor | None, low: int, high: int,
                dtype: DType) -> Tensor:
-    """``saturate(round_half_even(acc * multiplier) + zero_point)`` cast to `dtype`."""
-    y = (acc.cast(multiplier.dtype) * multiplier).round()
+    """``saturate(round_half_even(acc * multiplier) + zero_point)`` cast to `dtype`; the
+    product is taken in float64 where the device has it, so that ties round as in the
+    spec's reference."""
+    wide = float64 if float64 in acc.device.backend.dtypes else multiplier.dtype
+    y = (acc.cast(wide) * multiplier.cast(wide)).round()
     if zero_point is not None:
         y = y + zero_point.cast(y.dtype)
     return y.clamp(low, high).cast(dtype)
@@ -147,10 +150,9 @@ def dynamic_quantize_linear(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     x = x.float() if not x.dtype.is_floating_point else x
     low = x.amin().clamp(max=0.0)
     high = x.amax().clamp(min=0.0)
-    scale = (high - low) / 255.0
-    safe = where(scale == 0, 1.0, scale)
-    zero = (-low / safe).round().clamp(0, 255)
-    y = ((x / safe).round() + zero).clamp(0, 255)
+    scale = where(high == low, 1.0, high - low) / 255.0  # an all-zero x gets range 1
+    zero = (-low / scale).clamp(0, 255).round()
+    y = ((x / scale).round() + zero).clamp(0, 255)
     return y.cast(uint8), scale, zero.cast(uint8)
 
 

@@ -10,6 +10,7 @@ identity (0 for sums, 1 for products, -inf for ReduceMax and log-sums, +inf for 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pyburn
@@ -96,15 +97,16 @@ def _register(op_type: str, axes_input_since: int) -> None:
                    noop_with_empty_axes: int = 0) -> Tensor:
         return reduce(op_type, data, ints(axes), keepdims, noop_with_empty_axes)
 
-    name = op_type.removeprefix("Reduce").lower()
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", op_type.removeprefix("Reduce")).lower()
     with_attribute.__name__ = with_attribute.__qualname__ = f"reduce_{name}_1"
     with_attribute.__doc__ = (f"{op_type} (opsets 1-{axes_input_since - 1}): over the "
                               f"`axes` attribute (every dim when absent).")
     with_input.__name__ = with_input.__qualname__ = f"reduce_{name}"
     with_input.__doc__ = (f"{op_type}: over the `axes` input (every dim when absent or "
                           f"empty, or none with noop_with_empty_axes=1).")
-    onnx_op(op_type, since=1)(with_attribute)
-    onnx_op(op_type, since=axes_input_since)(with_input)
+    # module attributes, so that generated code can name them
+    globals()[with_attribute.__name__] = onnx_op(op_type, since=1)(with_attribute)
+    globals()[with_input.__name__] = onnx_op(op_type, since=axes_input_since)(with_input)
 
 
 for _op_type in REDUCTIONS:

@@ -104,12 +104,6 @@ def interpolation_taps(coords: Sequence[Tensor], sizes: Sequence[int], mode: str
         yield [index for index, _ in combination], weight
 
 
-def linear_taps(coords: Sequence[Tensor],
-                sizes: Sequence[int]) -> Iterator[tuple[list[Tensor], Tensor]]:
-    """Bilinear (any number of dims) neighbours with zero outside the image."""
-    yield from interpolation_taps(coords, sizes, "linear", "zeros")
-
-
 def sample(x: Tensor, coords: Sequence[Tensor], mode: str, padding: str,
            align_corners: int) -> Tensor:
     """x (B, C, *S) sampled at the pixel-space points `coords` (each (B, P)): (B, C, P)."""
@@ -155,8 +149,8 @@ def grid_sample(x: Tensor, grid: Tensor, *, align_corners: int = 0, mode: str = 
         if kind == "nearest":
             pixel = pixel.round()
         low, high = _borders(size, align_corners)
-        if padding_mode == "border":
-            pixel = pixel.clamp(0, size - 1)
+        if padding_mode == "border":  # only points past the borders move
+            pixel = where((pixel < low) | (pixel > high), pixel.clamp(0, size - 1), pixel)
         elif padding_mode == "reflection":
             pixel = _reflect(pixel, low, high)
         if kind == "nearest":

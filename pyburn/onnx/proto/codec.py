@@ -45,8 +45,7 @@ MAX_DEPTH = 100
 
 _FLOAT = struct.Struct("<f")
 _DOUBLE = struct.Struct("<d")
-_CONVERT = {"int64": signed64, "int32": signed32, "enum": signed32, "bool": bool,
-            "uint64": int}
+_CONVERT = {"int64": signed64, "int32": signed32, "enum": signed32, "uint64": int}
 
 
 class Window(NamedTuple):
@@ -79,12 +78,14 @@ def _decode(message: Message, buf: memoryview, pos: int, end: int, depth: int,
     out: dict[str, Any] = {}
     by_number = message.by_number
     f: Field | None = None
+    # the one-byte cases of tags, small numbers and short lengths are read inline: they are
+    # nearly all of a graph's structure
     try:
         while pos < end:
             tag_at = pos
-            byte = buf[pos]
-            if byte < 0x80:
-                tag, pos = byte, pos + 1
+            tag = buf[pos]
+            if tag < 0x80:
+                pos += 1
             else:
                 tag, pos = read_varint(buf, pos, end)
             wire = tag & 7
@@ -100,11 +101,12 @@ def _decode(message: Message, buf: memoryview, pos: int, end: int, depth: int,
                                             f"{f.name!r} has wire type {f.wire}")
                 pos = _read_packed(f, buf, pos, end, out)
                 continue
-            if wire == VARINT:
-                value, pos = read_varint(buf, pos, end)
-                value = _CONVERT[f.kind](value)
-            elif wire == LENGTH:
-                n, pos = read_length(buf, pos, end)
+            if wire == LENGTH:
+                n = buf[pos] if pos < end else 0x80
+                if n < 0x80 and n < end - pos:
+                    pos += 1
+                else:
+                    n, pos = read_length(buf, pos, end)
                 if f.message is not None:
                     value = _decode(f.message, buf, pos, pos + n, depth + 1, keep)
                 elif f.kind == "string":
@@ -116,6 +118,14 @@ def _decode(message: Message, buf: memoryview, pos: int, end: int, depth: int,
                 else:
                     value = bytes(buf[pos:pos + n])
                 pos += n
+            elif wire == VARINT:
+                value = buf[pos] if pos < end else 0x80
+                if value < 0x80:
+                    pos += 1
+                else:
+                    value, pos = read_varint(buf, pos, end)
+                    if value > 0x7FFFFFFF:  # below, every integer type reads the same
+                        value = _CONVERT[f.kind](value)
             elif wire == FIXED32:
                 after = read_fixed(buf, pos, end, 4)
                 value, pos = _FLOAT.unpack_from(buf, pos)[0], after
@@ -189,21 +199,23 @@ def _encode(message: Message, value: Mapping[str, Any]) -> Writer:
 
 
 def _encode_one(out: Writer, f: Field, v: Any) -> None:
-    wire = f.wire
     if f.message is not None:
         out.message(f.number, _encode(f.message, v))
         return
-    out.tag(f.number, wire)
-    if wire == VARINT:
-        out.varint(int(v))
-    elif wire == LENGTH:
+    wire = f.wire
+    buf = out.buf
+    buf += f.key
+    if wire == LENGTH:
         data = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else v
-        out.varint(data.size if isinstance(data, Deferred) else memoryview(data).nbytes)
+        n = data.size if isinstance(data, Deferred) else memoryview(data).nbytes
+        buf += varint_bytes(n)
         out.raw(data)
+    elif wire == VARINT:
+        buf += varint_bytes(v if type(v) is int else int(v))
     elif wire == FIXED32:
-        out.raw(_float32_bytes(v))
+        buf += _float32_bytes(v)
     else:
-        out.raw(_DOUBLE.pack(float(v)))
+        buf += _DOUBLE.pack(float(v))
 
 
 def _packed_bytes(f: Field, values: Any) -> bytes:

@@ -170,6 +170,7 @@ for _name, _code, _field, _read, _write in _SINGLE:
     _pcode, _pfield = _PLURAL[_name]
     ATTRIBUTE_TYPES[_pcode] = _AttrType(_name + "S", _pcode, _pfield, True, _read, _write)
 _BY_NAME = {t.name: t for t in ATTRIBUTE_TYPES.values()}
+_INTS = _BY_NAME["INTS"]
 #: proto2 defaults of the scalar attribute fields, for attributes that leave them out
 _DEFAULTS = {"f": 0.0, "i": 0, "s": b""}
 
@@ -187,7 +188,8 @@ def read_attribute(a: dict[str, Any], origin: Origin) -> Any:
     if kind is None:
         raise FormatError(f"it has type {code}, which ONNX does not define")
     if kind.plural:
-        return [kind.read(v, origin) for v in a.get(kind.field, ())]
+        values = a.get(kind.field, ())
+        return list(values) if kind.read is _same else [kind.read(v, origin) for v in values]
     value = a.get(kind.field, _DEFAULTS.get(kind.field))
     if value is None:
         raise FormatError(f"it has type {kind.name} but holds no value")
@@ -202,16 +204,21 @@ def write_attribute(name: str, value: Any, sink: ExternalSink | None) -> dict[st
     if kind is None:
         raise ArgumentError(f"attribute {name!r} holds {value!r}, which is no ONNX "
                             f"attribute value")
-    items = [kind.write(v, sink) for v in value] if kind.plural else kind.write(value, sink)
+    if kind is _INTS and all(type(v) is int for v in value):  # nothing to convert
+        items: Any = value
+    elif kind.plural:
+        items = [kind.write(v, sink) for v in value]
+    else:
+        items = kind.write(value, sink)
     return {"name": name, kind.field: items, "type": kind.code}
 
 
 def _attribute_type(value: Any) -> _AttrType | None:
     """The attribute type that holds `value`, or None."""
     if isinstance(value, (list, tuple)):
+        if all(type(v) is int for v in value):  # the common case, empty lists included
+            return _INTS
         singles = {_single_type(v) for v in value}
-        if not singles:
-            return _BY_NAME["INTS"]
         if singles == {"INT", "FLOAT"}:
             singles = {"FLOAT"}
         return _BY_NAME[singles.pop() + "S"] if len(singles) == 1 and None not in singles \
@@ -220,7 +227,13 @@ def _attribute_type(value: Any) -> _AttrType | None:
     return None if single is None else _BY_NAME[single]
 
 
+_EXACT = {int: "INT", bool: "INT", float: "FLOAT", str: "STRING", bytes: "STRING"}
+
+
 def _single_type(v: Any) -> str | None:
+    exact = _EXACT.get(type(v))  # the common cases, before the slower checks below
+    if exact is not None:
+        return exact
     if isinstance(v, numbers.Integral):
         return "INT"
     if isinstance(v, numbers.Real):

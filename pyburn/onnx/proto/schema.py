@@ -4,7 +4,7 @@ and `codec.encode` walks it to write one.
 The table is written like a .proto file (onnx.proto, onnx-ml's additions and onnx-data.proto
 for the SequenceProto/MapProto/OptionalProto files of the node test suite): a message name
 on its own line, then one line per field, ``number name type [repeated|packed]``. A type is
-a scalar (int32, int64, uint64, bool, enum, float, double, string, bytes) or a message name;
+a scalar (int32, int64, uint64, enum, float, double, string, bytes) or a message name;
 ``packed`` marks the repeated numbers that onnx.proto declares ``[packed = true]`` (written
 packed; a reader accepts both forms for any repeated number, as protobuf does).
 ``bytes ... large`` marks the one field that holds tensor data (TensorProto.raw_data), which
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .wire import FIXED32, FIXED64, LENGTH, VARINT
+from .wire import FIXED32, FIXED64, LENGTH, VARINT, varint_bytes
 
 _SCHEMA = """
 ModelProto
@@ -205,9 +205,8 @@ OptionalProto
 """
 
 #: the wire type of each scalar type
-SCALAR_WIRE = {"int32": VARINT, "int64": VARINT, "uint64": VARINT, "bool": VARINT,
-               "enum": VARINT, "float": FIXED32, "double": FIXED64, "string": LENGTH,
-               "bytes": LENGTH}
+SCALAR_WIRE = {"int32": VARINT, "int64": VARINT, "uint64": VARINT, "enum": VARINT,
+               "float": FIXED32, "double": FIXED64, "string": LENGTH, "bytes": LENGTH}
 
 
 @dataclass(eq=False)
@@ -223,13 +222,16 @@ class Field:
     packed: bool = False
     #: TensorProto.raw_data: may stay in the file when a file is read
     large: bool = False
-    #: the nested message type (kind "message")
+    #: the nested message type (kind "message"; linked once every message is declared)
     message: Message | None = None
+    #: the wire type of one value
+    wire: int = field(init=False)
+    #: the tag of one value, as written
+    key: bytes = field(init=False)
 
-    @property
-    def wire(self) -> int:
-        """The wire type of one value."""
-        return LENGTH if self.message is not None else SCALAR_WIRE[self.kind]
+    def __post_init__(self) -> None:
+        self.wire = LENGTH if self.kind == "message" else SCALAR_WIRE[self.kind]
+        self.key = varint_bytes(self.number << 3 | self.wire)
 
 
 @dataclass(eq=False)

@@ -206,27 +206,28 @@ class Writer:
     is known once it is complete."""
 
     def __init__(self) -> None:
-        self._buf = bytearray()
+        #: the bytes written since the last chunk (callers append small pieces directly)
+        self.buf = bytearray()
         self._chunks: list[Chunk] = []
         self._chunked = 0  # bytes in _chunks
 
     def __len__(self) -> int:
-        return self._chunked + len(self._buf)
+        return self._chunked + len(self.buf)
 
     def tag(self, number: int, wire: int) -> None:
         """Start field `number` of wire type `wire`."""
-        self._buf += varint_bytes(number << 3 | wire)
+        self.buf += varint_bytes(number << 3 | wire)
 
     def varint(self, value: int) -> None:
         """Append `value` as a varint."""
-        self._buf += varint_bytes(value)
+        self.buf += varint_bytes(value)
 
     def raw(self, data: Chunk) -> None:
         """Append `data` as it is: copied when small, kept as a chunk when large or
         deferred."""
         n = data.size if isinstance(data, Deferred) else memoryview(data).nbytes
         if n < LARGE and not isinstance(data, Deferred):
-            self._buf += data
+            self.buf += data
             return
         self._flush()
         self._chunks.append(data)
@@ -243,7 +244,7 @@ class Writer:
         self.tag(number, LENGTH)
         self.varint(len(child))
         if not child._chunks:
-            self._buf += child._buf
+            self.buf += child.buf
             return
         self._flush()
         child._flush()
@@ -258,7 +259,7 @@ class Writer:
             yield chunk() if isinstance(chunk, Deferred) else chunk
 
     def _flush(self) -> None:
-        if self._buf:
-            self._chunks.append(self._buf)
-            self._chunked += len(self._buf)
-            self._buf = bytearray()
+        if self.buf:
+            self._chunks.append(self.buf)
+            self._chunked += len(self.buf)
+            self.buf = bytearray()

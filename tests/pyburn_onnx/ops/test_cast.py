@@ -37,6 +37,10 @@ def _ids(v):
     return T.DataType.Name(v) if isinstance(v, int) else None
 
 
+# casts of out-of-range values overflow on purpose (to inf, or wrapping)
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+
+
 @pytest.mark.parametrize("dev", DEVICES)
 @pytest.mark.parametrize("to", SIMPLE_TARGETS, ids=_ids)
 @pytest.mark.parametrize("source", ["float", "int", "bool"])

@@ -12,7 +12,7 @@ from .runtime_reference import ort_outputs
 RNG = np.random.default_rng(4)
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 OUTPUTS = {"RNN": 2, "GRU": 2, "LSTM": 3}
-T, B, I, H = 4, 3, 5, 2
+T, B, IN, H = 4, 3, 5, 2
 
 
 def _f(*shape: int) -> np.ndarray:
@@ -22,9 +22,9 @@ def _f(*shape: int) -> np.ndarray:
 def _inputs(op: str, directions: int, layout: int, *, bias: bool = True, lengths: bool = False,
             initial: bool = False, peepholes: bool = False) -> list[np.ndarray | None]:
     g = GATES[op]
-    x = _f(B, T, I) if layout else _f(T, B, I)
+    x = _f(B, T, IN) if layout else _f(T, B, IN)
     state = (B, directions, H) if layout else (directions, B, H)
-    inputs = [x, _f(directions, g * H, I), _f(directions, g * H, H),
+    inputs = [x, _f(directions, g * H, IN), _f(directions, g * H, H),
               _f(directions, 2 * g * H) if bias else None,
               np.array([4, 2, 1], np.int32) if lengths else None,
               _f(*state) if initial else None]

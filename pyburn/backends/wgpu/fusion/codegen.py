@@ -1,32 +1,55 @@
-"""Turning a pending graph into one generated ``map.wgsl`` kernel, cached by signature.
+"""Turning a pending graph into one generated kernel, cached by signature.
 
-The graph is walked once from its root. Each ready tensor it reaches is a kernel input, read
-through its strides in the root's iteration space: an `expand` step zeroes the strides of the
-dims it broadcasts, for every input below it, so broadcasting inside the graph stays a view.
-Each step becomes one WGSL statement computing its value in the compute type of its dtype
-(`kinds`); the value is then rounded as the stored dtype would round it (float16, uint8,
-bool), so a fused chain gives what the same ops give one kernel at a time: exactly for
-integers and bools, and for floats up to what a shader compiler may do inside one kernel
-(contracting a multiply and an add into one rounding, an ulp).
+A graph is computed by one kernel. Without an anchor it is a map kernel (``map.wgsl``):
+one statement per elementwise step, the root stored. With one, it is the anchor's kernel
+(``reduce.wgsl`` or ``matmul.wgsl``) with two fragments of elementwise code: for a
+reduction, the *producers* (the graph of its input, computed as the reduction reads it,
+in the input's space), and for both, the *epilogue* (the steps from the anchor up to the
+root, computed from the anchor's result before it is stored, in the result's space).
 
-The *signature* of a graph is its structure: step kinds, op names, dtypes, and which inputs
-are the same read. Values, shapes and strides are not in it: they travel in the kernel's
-metadata. Kernels are cached by signature, so a training loop generates each one once and
-the pipeline cache (keyed by the final text) compiles it once.
+Planning a kernel (`_plan`) may find that something must be computed first, by a kernel of
+its own (`_First`): another anchor (one kernel computes one), an anchor whose result the
+root broadcasts (its result is needed at more points than the kernel computes it at), an
+anchor met among a reduction's producers, or a reshape whose input's strides cannot be
+read in the reshaped space. Each is computed, then the plan is made again.
+
+Every ready tensor the walk reaches is a kernel input, read through its strides in the
+kernel's iteration space: each view between it and the root (`lazy.VIEWS`) turns the
+strides (an expand zeroes the broadcast dims'; a reshape re-reads them in the new shape),
+so views inside the graph stay views. Each step becomes one WGSL statement computing its
+value in the compute type of its dtype (`kinds`); the value is then rounded as the stored
+dtype would round it (float16, uint8, bool), so a fused graph gives what the same ops give
+one kernel at a time: exactly for integers and bools, and for floats up to what a shader
+compiler may do inside one kernel (contracting a multiply and an add into one rounding).
+
+Besides the root, an anchored kernel stores what something outside it may still ask for
+(`LazyTensor.needed_outside`), so that nothing costly is ever computed twice: a
+reduction's input (as it reads it) and the anchor's result (the steps above it are cheap to
+compute again from it, the anchor is not). Elementwise intermediates are never stored: a
+step shared with another pending tensor is computed again by that tensor's kernel.
+
+The *signature* of a kernel is its structure: step kinds, op names, dtypes, which inputs
+are the same read, the anchor's kind, what it stores. Values, shapes and strides are not in
+it: they travel in the kernel's metadata. The generated code is cached by signature, so a
+training loop generates each kernel once, and the pipeline cache (keyed by the final text)
+compiles it once.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ....dtypes import bool_
 from ....elementwise import BINARY, UNARY
-from ..elementwise import Read, _conversion, expression, launch_map
-from ..handle import GpuTensor
+from ..elementwise import ANCHOR, Epilogue, Fragment, Read, _conversion, expression, launch_map
+from ..handle import GpuTensor, Shape, contiguous_strides
 from ..kinds import Kind, kind_of
 from ..launch import Gpu, Operand
-from .lazy import LazyTensor, read_key
+from ..matmul import matmul
+from ..reduce import reduce_fused
+from .lazy import ANCHORS, VIEWS, LazyTensor, read_key, reshape_strides, unit_strides, view_strides
 
 #: kernels kept, least recently used dropped first
 CACHE_SIZE = 1024
@@ -47,7 +70,19 @@ class FusionStats:
 
 
 STATS = FusionStats()
-_KERNELS: OrderedDict[tuple, tuple[str, str]] = OrderedDict()
+_CODE: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
+
+#: views between a tensor and a walk's root, the tensor's first: (kind, shape below, shape
+#: above, the view's argument)
+Chain = tuple[tuple[str, Shape, Shape, LazyTensor], ...]
+
+
+class _First(Exception):
+    """Raised while planning a kernel: `tensor` must be computed first."""
+
+    def __init__(self, tensor: LazyTensor):
+        super().__init__()
+        self.tensor = tensor
 
 
 def _value(expr: str, kind: Kind, truth: bool) -> str:
@@ -68,90 +103,256 @@ def _step(kind: str, op: str, arg_kinds: list[Kind], out: Kind) -> tuple[tuple[s
     return names, _value(expression(entry, arg_kinds[0]), out, entry.returns_bool)
 
 
-class _Walk:
-    """One walk of a graph: its inputs, statements and signature."""
+def _key(t: LazyTensor, chain: Chain) -> tuple:
+    return id(t), tuple(view[:3] for view in chain)
 
-    def __init__(self, rank: int):
-        self.rank = rank
-        self.reads: list[tuple[GpuTensor, tuple[int, ...]]] = []
+
+class _Walk:
+    """One walk of a graph in the iteration space `shape` (its root's): the kernel's inputs,
+    statements and signature. Inputs are named ``<prefix><k>`` and values
+    ``<prefix>v<n>``. The value of `anchor`, when given, is the variable `ANCHOR` (an
+    epilogue's walk); any other anchor met must be computed first."""
+
+    def __init__(self, shape: Shape, prefix: str, anchor: LazyTensor | None = None):
+        self.shape = shape
+        self.prefix = prefix
+        self.anchor = anchor
+        self.reads: list[tuple[GpuTensor, Shape]] = []
         self.read_index: dict[tuple, int] = {}
         self.lines: list[str] = []
         self.signature: list[tuple] = []
-        self.done: dict[tuple[int, tuple[bool, ...]], str] = {}
+        self.done: dict[tuple, str] = {}
+        #: the pending tensors computed here, and those of them computed from the anchor
+        self.inside: dict[int, LazyTensor] = {}
+        self.from_anchor: list[LazyTensor] = []
+        self._tainted = {ANCHOR}
 
-    def visit(self, root: LazyTensor, mask: tuple[bool, ...]) -> str:
-        """The variable holding `root`'s value (`mask`: dims broadcast above it), emitting
-        the statements that compute it. Iterative: graphs may be deep."""
-        stack: list[tuple[LazyTensor, tuple[bool, ...], bool]] = [(root, mask, False)]
+    def visit(self, root: LazyTensor) -> str:
+        """The variable holding `root`'s value, emitting the statements that compute it.
+        Iterative: graphs may be deep."""
+        stack: list[tuple[LazyTensor, Chain, bool]] = [(root, (), False)]
         while stack:
-            t, m, expanded = stack.pop()
-            key = (id(t), m)
+            t, chain, expanded = stack.pop()
+            key = _key(t, chain)
             if key in self.done:
+                continue
+            if t is self.anchor:
+                self.done[key] = ANCHOR
                 continue
             node = t.node
             if node is None:
-                self.done[key] = self._read(t.value, m)
+                self.done[key] = self._read(t.value, chain)
                 continue
-            children = [(a, self._mask(t, a, m) if node.kind == "expand" else m)
-                        for a in node.args]
+            if node.kind in ANCHORS:
+                raise _First(t)
+            if node.kind in VIEWS:
+                arg = node.args[0]
+                children = [(arg, ((node.kind, arg.shape, t.shape, arg),) + chain)]
+            else:
+                children = [(a, chain) for a in node.args]
             if not expanded:
-                stack.append((t, m, True))
-                stack.extend((a, am, False) for a, am in reversed(children))
+                stack.append((t, chain, True))
+                stack.extend((a, c, False) for a, c in reversed(children))
                 continue
-            names = [self.done[(id(a), am)] for a, am in children]
-            if node.kind == "expand":
+            names = [self.done[_key(a, c)] for a, c in children]
+            self.inside[id(t)] = t
+            if any(name in self._tainted for name in names):
+                self.from_anchor.append(t)
+            if node.kind in VIEWS:
                 self.done[key] = names[0]
                 continue
-            var = f"v{len(self.lines)}"
+            var = f"{self.prefix}v{len(self.lines)}"
+            if any(name in self._tainted for name in names):
+                self._tainted.add(var)
             out = kind_of(t.dtype)
             params, code = _step(node.kind, node.op, [kind_of(a.dtype) for a in node.args], out)
             # A block of its own binds the op table's argument names (x, a, b) to this
             # step's inputs without rewriting the expression.
             lets = " ".join(f"let {p} = {n};" for p, n in zip(params, names))
-            self.lines.append(f"    var {var}: {out.compute};\n    {{ {lets} {var} = {code}; }}")
+            self.lines.append(f"var {var}: {out.compute};\n{{ {lets} {var} = {code}; }}")
             self.signature.append((node.kind, node.op, t.dtype.name, *names))
             self.done[key] = var
-        return self.done[(id(root), mask)]
+        return self.done[_key(root, ())]
 
-    @staticmethod
-    def _mask(t: LazyTensor, arg: LazyTensor, m: tuple[bool, ...]) -> tuple[bool, ...]:
-        return tuple(b or (small == 1 and big != 1)
-                     for b, small, big in zip(m, arg.shape, t.shape))
-
-    def _read(self, value: GpuTensor, mask: tuple[bool, ...]) -> str:
-        strides = tuple(0 if b else s for b, s in zip(mask, value.strides))
+    def _read(self, value: GpuTensor, chain: Chain) -> str:
+        strides = value.strides
+        for kind, below, above, arg in chain:
+            strides = view_strides(kind, below, above, strides)
+            if strides is None:  # the view's input must be laid out anew
+                raise _First(arg)
+        strides = unit_strides(self.shape, strides)
         key = read_key(value, strides)
         k = self.read_index.get(key)
         if k is None:
             k = self.read_index[key] = len(self.reads)
             self.reads.append((value, strides))
             self.signature.append(("in", value.dtype.name))
-        return f"l{k}"
+        return f"{self.prefix}{k}"
+
+    def fragment(self, value: str, body: str, space: Shape | None = None) -> Fragment:
+        """The walk's reads with `body` (its statements, from the cache) and `value` as a
+        `Fragment` whose reads are over `space` (the root's shape unless given: one with
+        the same elements in row-major order, each read's strides re-read in it, which the
+        caller has checked they can be)."""
+        reads = []
+        for k, (v, strides) in enumerate(self.reads):
+            if space is not None:
+                strides = reshape_strides(self.shape, strides, space)
+            reads.append(Read(f"{self.prefix}{k}",
+                              Operand(v.storage, v.offset, strides, v.kind.itemsize),
+                              v.kind.storage, v.kind.load("{buf}[{at}]")))
+        return Fragment(tuple(reads), body, value)
+
+    @property
+    def body(self) -> str:
+        """The statements."""
+        return "\n".join(self.lines)
 
 
-def materialize(gpu: Gpu, t: LazyTensor) -> GpuTensor:
-    """Compute pending `t` with one kernel, make it ready, and return its value."""
-    walk = _Walk(len(t.shape))
-    root = walk.visit(t, (False,) * len(t.shape))
-    out_kind = kind_of(t.dtype)
-    signature = (t.dtype.name, root, *walk.signature)
-    found = _KERNELS.get(signature)
+def _choose_anchor(root: LazyTensor) -> LazyTensor | None:
+    """The anchor whose kernel computes `root`: the first one met (depth first) whose
+    result has as many elements as the root and is reached by one chain of views (so the
+    root's points are its result's, renumbered); None for a map kernel."""
+    if root.node.kind in ANCHORS:
+        return root
+    chains: dict[int, set[tuple]] = {}
+    order: list[LazyTensor] = []
+    seen: set[tuple] = set()
+    stack: list[tuple[LazyTensor, tuple]] = [(root, ())]
+    while stack:
+        t, chain = stack.pop()
+        if t.node is None or (id(t), chain) in seen:
+            continue
+        seen.add((id(t), chain))
+        node = t.node
+        if node.kind in ANCHORS:
+            if id(t) not in chains:
+                chains[id(t)] = set()
+                order.append(t)
+            chains[id(t)].add(chain)
+        elif node.kind in VIEWS:
+            stack.append((node.args[0], ((node.kind, t.shape),) + chain))
+        else:
+            stack.extend((a, chain) for a in reversed(node.args))
+    return next((t for t in order if t.numel == root.numel and len(chains[id(t)]) == 1), None)
+
+
+def _largest_pending(t: LazyTensor) -> LazyTensor:
+    return max((a for a in t.node.args if a.pending), key=lambda a: a.steps)
+
+
+def _cached(signature: tuple, make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
+    found = _CODE.get(signature)
     if found is None:
         STATS.cache_misses += 1
-        found = ("\n".join(walk.lines), out_kind.store(root))
-        _KERNELS[signature] = found
-        if len(_KERNELS) > CACHE_SIZE:
-            _KERNELS.popitem(last=False)
+        found = _CODE[signature] = make()
+        if len(_CODE) > CACHE_SIZE:
+            _CODE.popitem(last=False)
     else:
         STATS.cache_hits += 1
-        _KERNELS.move_to_end(signature)
-    body, value = found
-    result = gpu.empty(t.shape, t.dtype)
-    reads = [Read(f"l{k}", Operand(v.storage, v.offset, strides, v.kind.itemsize),
-                  v.kind.storage, v.kind.load("{buf}[{at}]"))
-             for k, (v, strides) in enumerate(walk.reads)]
-    launch_map(gpu, result, reads, value, body)
-    STATS.fused_kernels += 1
-    STATS.fused_steps += len(walk.lines)
-    t.value, t.node = result, None
-    return result
+        _CODE.move_to_end(signature)
+    return found
+
+
+def _count(*walks: _Walk) -> None:
+    steps = sum(len(w.lines) for w in walks)
+    if steps:
+        STATS.fused_kernels += 1
+        STATS.fused_steps += steps
+
+
+def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
+    """The launch that computes `root` (resolving it, and what it keeps), or `_First`."""
+    limit = gpu.runtime.limits.max_storage_buffers_per_shader_stage
+    anchor = _choose_anchor(root)
+    if anchor is None:
+        walk = _Walk(root.shape, "l")
+        value = walk.visit(root)
+        if len(walk.reads) + 2 > limit:  # metadata, out, inputs
+            raise _First(_largest_pending(root))
+        return lambda: _launch_map(gpu, root, walk, value)
+    epilogue = _Walk(root.shape, "e", anchor)
+    value = epilogue.visit(root)
+    for _, strides in epilogue.reads:
+        if reshape_strides(root.shape, strides, anchor.shape) is None:
+            raise _First(anchor)  # read in the root's space only: the anchor becomes a read
+    inside = set(epilogue.inside)
+    keep = anchor is not root and any(t.needed_outside(inside)
+                                      for t in (anchor, *epilogue.from_anchor) if t is not root)
+    node = anchor.node
+    if node.kind == "matmul":
+        if 4 + keep + len(epilogue.reads) > limit:  # metadata, out, a, b, kept, epilogue
+            raise _First(anchor)
+        return lambda: _launch_matmul(gpu, root, anchor, epilogue, value, keep)
+    source = node.args[0]
+    producers = _Walk(source.shape, "p")
+    source_value = producers.visit(source)
+    keep_source = source.pending and source.needed_outside({id(anchor)})
+    if 2 + keep + keep_source + len(producers.reads) + len(epilogue.reads) > limit:
+        raise _First(anchor if anchor is not root else _largest_pending(anchor))
+    return lambda: _launch_reduce(gpu, root, anchor, epilogue, value, keep, producers,
+                                  source_value, keep_source)
+
+
+def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
+    """Compute pending `root` with one kernel (after what it needs computed first), make it
+    ready, and return its value."""
+    while True:
+        try:
+            launch = _plan(gpu, root)
+            break
+        except _First as first:
+            materialize(gpu, first.tensor)
+    launch()
+    return root.value
+
+
+def _launch_map(gpu: Gpu, root: LazyTensor, walk: _Walk, value: str) -> None:
+    body, = _cached(("map", root.dtype.name, value, *walk.signature), lambda: (walk.body,))
+    result = gpu.empty(root.shape, root.dtype)
+    launch_map(gpu, result, walk.fragment(value, body).reads, kind_of(root.dtype).store(value),
+               body)
+    _count(walk)
+    root.resolve(result)
+
+
+def _tail(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
+          body: str, keep: bool) -> tuple[GpuTensor, Epilogue]:
+    """(root's new value, the epilogue writing it), over the anchor's space."""
+    result = gpu.empty(root.shape, root.dtype)
+    out = result.view(anchor.shape, contiguous_strides(anchor.shape), result.offset)
+    kept = gpu.empty(anchor.shape, anchor.dtype) if keep else None
+    return result, Epilogue(epilogue.fragment(value, body, anchor.shape), out, kept)
+
+
+def _launch_matmul(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
+                   value: str, keep: bool) -> None:
+    a, b = (t.value for t in anchor.node.args)
+    body, = _cached(("matmul", a.dtype.name, root.dtype.name, keep, value, *epilogue.signature),
+                    lambda: (epilogue.body,))
+    result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
+    matmul(gpu, a, b, "blocked", tail)
+    _count(epilogue)
+    root.resolve(result)
+    if keep:
+        anchor.resolve(tail.keep)
+
+
+def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
+                   keep: bool, producers: _Walk, source_value: str, keep_source: bool) -> None:
+    node = anchor.node
+    source = node.args[0]
+    body, source_body = _cached(
+        (node.kind, node.op, source.dtype.name, root.dtype.name, keep, keep_source, value,
+         *epilogue.signature, source_value, *producers.signature),
+        lambda: (epilogue.body, producers.body))
+    result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
+    kept = gpu.empty(source.shape, source.dtype) if keep_source else None
+    reduce_fused(gpu, node.op, producers.fragment(source_value, source_body), source.shape,
+                 source.dtype, node.axes, tail, kept)
+    _count(producers, epilogue)
+    root.resolve(result)
+    if keep:
+        anchor.resolve(tail.keep)
+    if kept is not None:
+        source.resolve(kept)

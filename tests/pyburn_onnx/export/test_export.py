@@ -13,6 +13,7 @@ import pytest
 
 import pyburn
 import pyburn.nn.functional as F
+import pyburn.onnx
 from pyburn import nn
 from pyburn.models.mnist import MnistCNN, MnistMLP
 from pyburn.onnx.export import export
@@ -37,15 +38,19 @@ def check(model: nn.Module, inputs, tmp_path, others=(), **options) -> onnx.Mode
     proto = onnx.load(str(path))
     onnx.checker.check_model(proto, full_check=True)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    reloaded = pyburn.onnx.load(str(path), device="cpu")  # and back into pyburn
     model.eval()
     for case in (inputs, *others):
         feeds = {i.name: t.numpy() for i, t in zip(session.get_inputs(), case)}
         got = session.run(None, feeds)
         want = _outputs(model, case)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
+        again = _outputs(reloaded, tuple(pyburn.from_numpy(t.numpy(), device="cpu")
+                                         for t in case))
+        assert len(got) == len(want) == len(again)
+        for g, w, a in zip(got, want, again):
             assert g.shape == w.shape
             np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
+            np.testing.assert_allclose(a, w, rtol=TOL, atol=TOL)
     return proto
 
 
@@ -71,17 +76,17 @@ def test_mnist_mlp_with_a_dynamic_batch(tmp_path):
     assert {i.name for i in proto.graph.initializer} >= {"fc1.weight", "fc1.bias", "fc2.weight"}
 
 
-def test_mnist_cnn_with_a_dynamic_batch(tmp_path):
-    # on flex, max pooling is the composite of slices and a max (cpu runs it as a backend
-    # capability that the tensor layer does not report outside autodiff)
+@pytest.mark.parametrize("dev", ["flex", "cpu"])
+def test_mnist_cnn_with_a_dynamic_batch(tmp_path, dev):
+    # flex pools with the composite of slices and a max, cpu with its backend capability
     pyburn.manual_seed(1)
-    model = MnistCNN(device="flex")
+    model = MnistCNN(device=dev)
     with pyburn.no_grad():  # running statistics that are not the initial ones
         for bn in (model.bn1, model.bn2):
-            bn.running_mean.copy_(pyburn.randn(bn.num_features, device="flex") * 0.1)
-            bn.running_var.copy_(pyburn.rand(bn.num_features, device="flex") + 0.5)
-    proto = check(model, pyburn.rand(2, 1, 28, 28, device="flex"), tmp_path,
-                  [(pyburn.rand(3, 1, 28, 28, device="flex"),)],
+            bn.running_mean.copy_(pyburn.randn(bn.num_features, device=dev) * 0.1)
+            bn.running_var.copy_(pyburn.rand(bn.num_features, device=dev) + 0.5)
+    proto = check(model, pyburn.rand(2, 1, 28, 28, device=dev), tmp_path,
+                  [(pyburn.rand(3, 1, 28, 28, device=dev),)],
                   dynamic_axes={"input": {0: "batch"}})
     assert {"Conv", "BatchNormalization", "Gemm"} <= ops(proto)
 
