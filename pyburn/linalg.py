@@ -84,7 +84,7 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[str],
             while len(ellipsis_letters) < n:
                 ellipsis_letters = next(spare) + ellipsis_letters
             term = term.replace("...", ellipsis_letters[len(ellipsis_letters) - n:])
-        if len(term) != x.ndim or not term.isalpha():
+        if len(term) != x.ndim or (term and not term.isalpha()):
             raise ArgumentError(f"einsum term {term!r} does not fit an operand of shape "
                                 f"{x.shape}")
         expanded.append(term)

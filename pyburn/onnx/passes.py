@@ -36,8 +36,44 @@ def prepare(model: ir.Model) -> ir.Model:
     model = copy.copy(model)
     model.graph = _inline_functions(model.graph, model)
     check_supported(model.graph, model.opsets)
-    model.graph = rewrite(simplify(sort_graph(model.graph, ()), model.opsets))
+    model.graph = rewrite(simplify(sort_graph(normalize(model.graph), ()), model.opsets))
     return model
+
+
+def normalize(graph: ir.Graph) -> ir.Graph:
+    """Give operators what only the graph knows: the number of outputs of a Split with no
+    sizes (opsets before 18 split into as many parts as it has outputs), and CastLike's
+    target type when `like`'s declared type is narrower than the dtype that holds it
+    (rewritten as Cast). Subgraphs too."""
+    declared = {v.name: v.dtype for v in graph.inputs if v.dtype}
+    declared.update({k: v.dtype for k, v in graph.initializers.items()})
+    declared.update({k: v.dtype for k, v in graph.value_info.items() if v.dtype})
+    nodes = []
+    for node in graph.nodes:
+        if any(True for _ in subgraphs(node)):
+            node = copy.copy(node)
+            node.attrs = {k: _normalize_attr(v) for k, v in node.attrs.items()}
+        if (node.op_type == "Split" and node.domain in ("", "ai.onnx")
+                and "split" not in node.attrs and "num_outputs" not in node.attrs
+                and (len(node.inputs) < 2 or not node.inputs[1])):
+            node = copy.copy(node)
+            node.attrs = {**node.attrs, "num_outputs": len(node.outputs)}
+        elif (node.op_type == "CastLike" and node.domain in ("", "ai.onnx")
+              and len(node.inputs) == 2 and declared.get(node.inputs[1]) in ir.DTYPE_CODES):
+            node = ir.Node("Cast", node.inputs[:1], node.outputs,
+                           {"to": ir.DTYPE_CODES[declared[node.inputs[1]]],
+                            **({"saturate": node.attrs["saturate"]}
+                               if "saturate" in node.attrs else {})}, node.name)
+        nodes.append(node)
+    return _with_nodes(graph, nodes)
+
+
+def _normalize_attr(value: object) -> object:
+    if isinstance(value, ir.Graph):
+        return normalize(value)
+    if isinstance(value, list):
+        return [_normalize_attr(v) for v in value]
+    return value
 
 
 def _check_opsets(opsets: dict[str, int]) -> None:

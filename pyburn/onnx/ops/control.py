@@ -27,8 +27,8 @@ def if_(cond: Tensor, *, then_branch: Body, else_branch: Body) -> tuple[Any, ...
 
 
 @onnx_op("Loop", since=1)
-def loop(max_trip: Tensor | None, cond: Tensor | None, *initial: Any, body: Body,
-         device: Any = None) -> tuple[Any, ...]:
+def loop(max_trip: Tensor | None = None, cond: Tensor | None = None, *initial: Any,
+         body: Body, device: Any = None) -> tuple[Any, ...]:
     """Loop: run `body(i, cond, *state)` while `i < max_trip` and the condition holds;
     returns the final loop-carried values, then each per-iteration output stacked."""
     trip = None if max_trip is None else int(max_trip.reshape(()).item())
@@ -91,3 +91,21 @@ def scan(*inputs: Tensor, body: Body, num_scan_inputs: int,
             acc = acc[::-1]
         stacked.append(pyburn.stack(acc, dim=axis % (acc[0].ndim + 1)))
     return (*state, *stacked)
+
+
+@onnx_op("SequenceMap", since=17)
+def sequence_map(sequence: list[Tensor], *others: Any, body: Body) -> tuple[list[Any], ...]:
+    """SequenceMap: `body` applied to each element of `sequence` (with the matching element
+    of each other sequence, or a tensor as is); each body output becomes a sequence."""
+    for other in others:
+        if isinstance(other, list):
+            check(len(other) == len(sequence), f"SequenceMap's sequences differ in length: "
+                  f"{len(sequence)} and {len(other)}")
+    results: list[list[Any]] = []
+    for i, item in enumerate(sequence):
+        outs = body(item, *(o[i] if isinstance(o, list) else o for o in others))
+        if not results:
+            results = [[] for _ in outs]
+        for acc, value in zip(results, outs):
+            acc.append(value)
+    return tuple(results)
