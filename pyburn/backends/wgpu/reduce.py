@@ -160,7 +160,7 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
     the reduced dims), and the cost of one iteration of its loop for `loop_budget`."""
     acc, identity, value, combine = _combine(op, kind, source.value)
     decls, bases, hoisted, loads, kept = [], [], [], [], ""
-    finish = [f"let {ANCHOR} = {_anchor(op, tail.out.kind)};"]
+    finish = [f"let {ANCHOR} = {_anchor(op, kind_of(result_dtype(op, kind.dtype)))};"]
     cost = 2
     for k, b in enumerate(buffers, start=1):
         if k > 1:

@@ -109,3 +109,38 @@ def sequence_map(sequence: list[Tensor], *others: Any, body: Body) -> tuple[list
         for acc, value in zip(results, outs):
             acc.append(value)
     return tuple(results)
+
+
+@onnx_op("Scan", since=8)
+def scan_v8(sequence_lens: Tensor | None = None, *inputs: Tensor, body: Body,
+            num_scan_inputs: int,
+            directions: list[int] | None = None) -> tuple[Tensor, ...]:
+    """Scan, opset 8: like Scan 9 along axis 1, for each batch entry (axis 0) separately,
+    each entry's scan stopping at its `sequence_lens` (the rest of its outputs are zeros)."""
+    n_state = len(inputs) - num_scan_inputs
+    check(n_state >= 0, f"Scan has {len(inputs)} inputs but num_scan_inputs="
+          f"{num_scan_inputs}")
+    batch = inputs[0].shape[0] if inputs else 0
+    lengths = [None] * batch if sequence_lens is None else \
+        [int(v) for v in sequence_lens.reshape(-1).tolist()]
+    per_entry = []
+    for b in range(batch):
+        states = [x[b] for x in inputs[:n_state]]
+        xs = [x[b] for x in inputs[n_state:]]
+        if lengths[b] is not None:
+            xs = [x.narrow(0, 0, lengths[b]) for x in xs]
+        per_entry.append(scan(*states, *xs, body=body, num_scan_inputs=num_scan_inputs,
+                              scan_input_directions=directions))
+    full = max((x.shape[1] for x in inputs[n_state:]), default=0)
+    outs = []
+    for k in range(len(per_entry[0]) if per_entry else 0):
+        values = []
+        for entry in per_entry:
+            value = entry[k]
+            if k >= n_state and value.shape[0] < full:  # a shorter sequence: zero rest
+                rest = pyburn.zeros((full - value.shape[0], *value.shape[1:]),
+                                    dtype=value.dtype, device=value.device)
+                value = pyburn.cat([value, rest])
+            values.append(value)
+        outs.append(pyburn.stack(values))
+    return tuple(outs)
