@@ -7,8 +7,9 @@ from ... import Tensor
 from ...nn import functional as F
 from ..registry import check, onnx_op
 
-#: ignore_index when the attribute is absent: no class index can equal it
-_NOTHING_IGNORED = -(2**62)
+#: ignore_index when the attribute is absent: no class index can equal it (and it fits the
+#: int32 that holds ONNX's int64 on devices without int64)
+_NOTHING_IGNORED = -(2**31)
 
 
 def _nll(log_prob: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int | None,

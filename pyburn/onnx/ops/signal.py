@@ -18,14 +18,21 @@ from ..registry import check, ints, onnx_op
 from .cast import held_code
 
 
+def _held_floats(values: list, output_datatype: int, device) -> Tensor:
+    """Python floats as a tensor of ONNX type `output_datatype` (made in float64 only when
+    that is the type asked for)."""
+    dtype = held_code(output_datatype, device)
+    made = dtype if dtype.is_floating_point else "float32"
+    return tensor(values, dtype=made, device=device).cast(dtype)
+
+
 def _window(size: Tensor, output_datatype: int, periodic: int, device,
             value: Callable[[float], float]) -> Tensor:
     n = ints(size)[0]
     check(n >= 0, f"window size must be non-negative, got {n}")
     period = n if periodic else n - 1
     values = [value(2.0 * math.pi * i / period) if period else 1.0 for i in range(n)]
-    return tensor(values, dtype="float64" if output_datatype == 11 else "float32",
-                  device=device).cast(held_code(output_datatype, device))
+    return _held_floats(values, output_datatype, device)
 
 
 @onnx_op("HannWindow", since=17)
@@ -62,16 +69,16 @@ def _matrices(used: int, length: int, bins: int, like: Tensor) -> tuple[Tensor, 
     """cos and sin of ``2 pi k n / length`` for n < used (rows) and k < bins (columns)."""
     angles = [[2.0 * math.pi * ((k * n) % length) / length for k in range(bins)]
               for n in range(used)]
-    cos = tensor([[math.cos(a) for a in row] for row in angles], dtype="float64",
-                 device=like.device).cast(like.dtype)
-    sin = tensor([[math.sin(a) for a in row] for row in angles], dtype="float64",
-                 device=like.device).cast(like.dtype)
+    cos = tensor([[math.cos(a) for a in row] for row in angles], dtype=like.dtype,
+                 device=like.device)
+    sin = tensor([[math.sin(a) for a in row] for row in angles], dtype=like.dtype,
+                 device=like.device)
     return cos.reshape(used, bins), sin.reshape(used, bins)
 
 
 def _precise(t: Tensor) -> Tensor:
     """t in float64 where its device holds it: the sums of a long DFT lose float32's last
-    bits, and ONNX's expected values are float64 transforms."""
+    bits."""
     return t.cast(float64) if float64 in t.device.backend.dtypes else t
 
 
@@ -107,12 +114,12 @@ def _irfft_last(real: Tensor, imag: Tensor | None, length: int) -> Tensor:
     angles = [[2.0 * math.pi * ((k * n) % length) / length for n in range(length)]
               for k in range(bins)]
     cos = tensor([[w * math.cos(a) / length for a in row] for w, row in zip(weights, angles)],
-                 dtype="float64", device=real.device).cast(real.dtype).reshape(bins, length)
+                 dtype=real.dtype, device=real.device).reshape(bins, length)
     out = real[..., :bins] @ cos
     if imag is not None:
         sin = tensor([[w * math.sin(a) / length for a in row]
                       for w, row in zip(weights, angles)],
-                     dtype="float64", device=real.device).cast(real.dtype).reshape(bins, length)
+                     dtype=real.dtype, device=real.device).reshape(bins, length)
         out = out - imag[..., :bins] @ sin
     return out.cast(dtype)
 
@@ -212,5 +219,4 @@ def mel_weight_matrix(num_mel_bins: Tensor, dft_length: Tensor, sample_rate: Ten
                 out[j][i] = (j - left) / (centre - left)
         for j in range(centre, right):
             out[j][i] = (right - j) / (right - centre)
-    return tensor(out, dtype="float64" if output_datatype == 11 else "float32",
-                  device=device).reshape(rows, mels).cast(held_code(output_datatype, device))
+    return _held_floats(out, output_datatype, device).reshape(rows, mels)

@@ -25,10 +25,6 @@ from ..ir import DTYPE_CODES, DTYPE_NAMES, TensorData
 from .codec import Window
 from .wire import Deferred
 
-#: ONNX's newest data types, which `ir.DTYPE_NAMES` does not list yet
-_NEWER_DTYPES = {24: "float8e8m0", 25: "uint2", 26: "int2"}
-_NAMES = {**_NEWER_DTYPES, **DTYPE_NAMES}
-_CODES = {**{name: code for code, name in _NEWER_DTYPES.items()}, **DTYPE_CODES}
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
 
@@ -60,16 +56,16 @@ LAYOUTS: dict[str, _Layout] = {
 
 def dtype_name(code: int) -> str | None:
     """The name of ONNX data type `code`, or None for codes ONNX does not define."""
-    return _NAMES.get(code)
+    return DTYPE_NAMES.get(code)
 
 
 def dtype_code(name: str, what: str) -> int:
     """The ONNX code of the dtype `name`; `what` names the value in the error raised for
     names ONNX does not have."""
-    code = _CODES.get(name)
+    code = DTYPE_CODES.get(name)
     if code is None:
         raise ArgumentError(f"{what} has dtype {name!r}, which is not an ONNX data type; "
-                            f"ONNX has {', '.join(_CODES)}")
+                            f"ONNX has {', '.join(DTYPE_CODES)}")
     return code
 
 

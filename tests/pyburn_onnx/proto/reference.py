@@ -55,9 +55,7 @@ def value_files() -> list[tuple[str, str]]:
 
 def code_of(dtype: str | None) -> int:
     """The ONNX data type code of a dtype name (0 for None)."""
-    if dtype is None:
-        return 0
-    return ir.DTYPE_CODES.get(dtype) or getattr(onnx.TensorProto, dtype.upper())
+    return 0 if dtype is None else ir.DTYPE_CODES[dtype]
 
 
 def array_of(td: ir.TensorData) -> np.ndarray:
