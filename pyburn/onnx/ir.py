@@ -73,7 +73,7 @@ class ValueInfo:
 @dataclass
 class Node:
     """One operator application. An empty string in `inputs`/`outputs` is an omitted
-    optional. `attrs` maps names to Python values: int, float, bytes (STRING), list of
+    optional. `attrs` maps names to Python values: int, float, str (STRING), list of
     those, `TensorData`, `Graph` (subgraphs of If/Loop/Scan) or lists of them."""
 
     op_type: str

@@ -1,8 +1,8 @@
-"""Object detection: RoiAlign and NonMaxSuppression.
+"""Object detection: RoiAlign, MaxRoiPool and NonMaxSuppression.
 
-Both depend on data (box coordinates, scores), which they read back to Python: RoiAlign
-plans its bilinear samples from the boxes and then gathers all of them from the feature
-map in four tensor ops; NonMaxSuppression's greedy selection runs in Python, as its output
+All depend on data (box coordinates, scores), which they read back to Python: RoiAlign and
+MaxRoiPool plan their samples from the boxes and then gather all of them from the feature
+map in a few tensor ops; NonMaxSuppression's greedy selection runs in Python, as its output
 size is data-dependent anyway.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ... import Tensor, tensor, zeros
+from ... import Tensor, tensor, where, zeros
 from ..registry import check, index_dtype, ints, onnx_op
 
 
@@ -131,6 +131,53 @@ def roi_align(x: Tensor, rois: Tensor, batch_indices: Tensor, *,
           f"got {coordinate_transformation_mode!r}")
     return _roi_align(x, rois, batch_indices, coordinate_transformation_mode == "half_pixel",
                       mode, output_height, output_width, sampling_ratio, spatial_scale)
+
+
+def _round_away(v: float) -> int:
+    """v rounded to the nearest int, halves away from zero (C's round, not Python's)."""
+    return int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+
+@onnx_op("MaxRoiPool", since=1)
+def max_roi_pool(x: Tensor, rois: Tensor, *, pooled_shape: list[int] | None = None,
+                 spatial_scale: float = 1.0) -> Tensor:
+    """MaxRoiPool: each box (batch, x1, y1, x2, y2) of rois (R, 5), scaled by spatial_scale
+    and rounded, cut into pooled_shape bins whose max is taken (0 for an empty bin):
+    (R, C, ph, pw)."""
+    op = "MaxRoiPool"
+    check(pooled_shape is not None and len(pooled_shape) == 2,
+          f"{op}: pooled_shape must give 2 sizes, got {pooled_shape}")
+    check(x.ndim == 4 and rois.ndim == 2 and rois.shape[1] == 5,
+          f"{op}: X {x.shape} must be (N, C, H, W) and rois {rois.shape} (R, 5)")
+    n, c, height, width = x.shape
+    ph, pw = pooled_shape
+    boxes = rois.tolist()
+    if not boxes:
+        return zeros(0, c, ph, pw, dtype=x.dtype, device=x.device)
+    bins: list[list[int]] = []
+    for b, x1, y1, x2, y2 in boxes:
+        b = int(b)
+        check(0 <= b < n, f"{op}: batch index {b} is out of range for {n} images")
+        start_w, start_h = _round_away(x1 * spatial_scale), _round_away(y1 * spatial_scale)
+        size_h = max(_round_away(y2 * spatial_scale) - start_h + 1, 1) / ph
+        size_w = max(_round_away(x2 * spatial_scale) - start_w + 1, 1) / pw
+        for i in range(ph):
+            rows = range(min(max(math.floor(i * size_h) + start_h, 0), height),
+                         min(max(math.ceil((i + 1) * size_h) + start_h, 0), height))
+            for j in range(pw):
+                cols = range(min(max(math.floor(j * size_w) + start_w, 0), width),
+                             min(max(math.ceil((j + 1) * size_w) + start_w, 0), width))
+                bins.append([(b * height + r) * width + q for r in rows for q in cols])
+    # every bin padded to the largest by repeating its last position (no max changes); an
+    # empty bin reads position 0 and is zeroed afterwards
+    most = max(max(len(p) for p in bins), 1)
+    index = [p + [p[-1]] * (most - len(p)) if p else [0] * most for p in bins]
+    flat = x.transpose(0, 1).reshape(c, n * height * width)
+    picked = flat.index_select(1, tensor([i for row in index for i in row], device=x.device))
+    pooled = picked.reshape(c, len(bins), most).amax(-1)
+    empty = tensor([not p for p in bins], device=x.device)
+    pooled = where(empty, 0.0, pooled).cast(x.dtype)
+    return pooled.reshape(c, len(boxes), ph, pw).transpose(0, 1)
 
 
 def _corners(box: list[float], center_point_box: int) -> tuple[float, float, float, float]:

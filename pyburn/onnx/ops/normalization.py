@@ -51,10 +51,11 @@ def batch_normalization(x: Tensor, scale: Tensor, b: Tensor, input_mean: Tensor,
 
 
 @onnx_op("InstanceNormalization", since=1)
-def instance_normalization(x: Tensor, scale: Tensor, b: Tensor, *,
-                           epsilon: float = 1e-5) -> Tensor:
+def instance_normalization(x: Tensor, scale: Tensor, b: Tensor, *, epsilon: float = 1e-5,
+                           consumed_inputs: list[int] | None = None) -> Tensor:
     """InstanceNormalization: each (sample, channel) normalized over its spatial dims, then
-    ``* scale + B`` per channel."""
+    ``* scale + B`` per channel (opset 1's consumed_inputs is accepted and ignored)."""
+    del consumed_inputs
     dims = tuple(range(2, x.ndim))
     if dims:
         centered = x - x.mean(dims, keepdim=True)

@@ -1,7 +1,7 @@
 """Protobuf messages to plain dicts and back, by walking the table in `schema.py`.
 
 A decoded message is a dict holding the fields present in the bytes, by name: scalars as
-Python ints, floats, bools and strs (protobuf strings are UTF-8; bytes that are not are kept
+Python ints, floats and strs (protobuf strings are UTF-8; bytes that are not are kept
 losslessly through ``surrogateescape``), bytes fields as zero-copy `memoryview` slices of the
 input, nested messages as dicts, and repeated fields as lists (``array('f')``/``array('d')``
 for repeated floats and doubles, read at C speed from packed runs). `encode` takes the same

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import DEVICES, check_node
+from .helpers import DEVICES, check_node, wgpu_device
 from .runtime_reference import ort_outputs
 
 RNG = np.random.default_rng(0)
@@ -110,3 +110,11 @@ def test_deform_conv(dev: str, mask: bool) -> None:
         inputs.append(RNG.random((1, 2 * 4, 5, 4)).astype(np.float32))
     check_node("DeformConv", inputs, {"group": 2, "offset_group": 2, "pads": [1, 1, 0, 0]},
                opset=19, device=dev, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["asymmetric_pads", "same_lower", "group"])
+def test_conv_on_wgpu(case: str) -> None:
+    dev = wgpu_device()
+    x_shape, w_shape, attrs = CONV_CASES[case]
+    check_node("Conv", [_f(*x_shape), _f(*w_shape)], attrs, opset=22, device=dev, rtol=1e-4,
+               atol=1e-5)

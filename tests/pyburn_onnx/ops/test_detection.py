@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from .helpers import DEVICES, check_node
+from .runtime_reference import ort_outputs
 
 RNG = np.random.default_rng(8)
 ROIS = np.array([[0, 0, 9, 9], [0, 5, 4, 9], [5.5, 5.2, 9.1, 9.6], [-2, -1, 3, 12],
@@ -24,6 +25,18 @@ def test_roi_align(dev: str, mode: str, coordinates: str, sampling_ratio: int) -
              "spatial_scale": 0.9}
     check_node("RoiAlign", [x, ROIS, batch], attrs, opset=16, device=dev, rtol=1e-4,
                atol=1e-5)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_max_roi_pool(dev: str, scale: float) -> None:
+    x = RNG.standard_normal((2, 3, 8, 9)).astype(np.float32)
+    rois = np.array([[0, 0, 0, 7, 7], [1, 2, 3, 8, 6], [1, 5, 5, 5, 5], [0, -3, 2, 20, 30]],
+                    np.float32)
+    attrs = {"pooled_shape": [3, 2], "spatial_scale": scale}
+    # onnx's reference has no MaxRoiPool
+    check_node("MaxRoiPool", [x, rois], attrs, opset=1, device=dev,
+               expected=ort_outputs("MaxRoiPool", [x, rois], attrs, opset=12))
 
 
 @pytest.mark.parametrize("dev", DEVICES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import DEVICES, check_node, run_pyburn
+from .helpers import DEVICES, check_node, run_pyburn, wgpu_device
 from .runtime_reference import ort_outputs
 
 RNG = np.random.default_rng(1)
@@ -110,3 +110,13 @@ def test_max_unpool(dev: str, with_shape: bool) -> None:
         inputs.append(np.array([1, 2, 5, 6], np.int64))  # zero-extends the pooled-from shape
     attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
     check_node("MaxUnpool", inputs, attrs, opset=11, device=dev)
+
+
+def test_max_pool_indices_on_wgpu() -> None:
+    """On a device without int64, Indices come back as int32 with the same values."""
+    dev = wgpu_device()
+    shape, attrs = WINDOW_CASES["asymmetric_pads"]
+    x = _f(*shape)
+    expected = ort_outputs("MaxPool", [x], attrs, opset=12, outputs=2,
+                           out_types=[np.float32, np.int64])
+    check_node("MaxPool", [x], attrs, opset=12, device=dev, outputs=2, expected=expected)
