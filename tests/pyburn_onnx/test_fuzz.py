@@ -19,7 +19,8 @@ SEEDS = range(300)
 #: small official cases covering common operators, subgraphs and multiple outputs
 CASES = ["test_add_bcast", "test_conv_with_strides_padding", "test_maxpool_2d_pads",
          "test_reshape_reordered_all_dims", "test_slice", "test_gather_0", "test_loop11",
-         "test_if", "test_split_variable_parts_2d_opset18", "test_topk", "test_gemm_default_matrix_bias",
+         "test_if", "test_split_variable_parts_2d_opset18", "test_top_k",
+         "test_gemm_default_matrix_bias",
          "test_softmax_axis_1", "test_lstm_defaults", "test_resize_upsample_scales_linear",
          "test_scatter_elements_with_axis", "test_cumsum_1d", "test_einsum_batch_matmul"]
 ODD_VALUES = [-1, 0, 2**40, -(2**63), 1e30, float("nan"), "NOTSET", "bogus", [], [0] * 9,
