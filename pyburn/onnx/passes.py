@@ -41,10 +41,10 @@ def prepare(model: ir.Model) -> ir.Model:
 
 
 def normalize(graph: ir.Graph) -> ir.Graph:
-    """Give operators what only the graph knows: the number of outputs of a Split with no
-    sizes (opsets before 18 split into as many parts as it has outputs), and CastLike's
-    target type when `like`'s declared type is narrower than the dtype that holds it
-    (rewritten as Cast). Subgraphs too."""
+    """Give operators what only the graph knows, from declared types: the number of outputs
+    of a Split with no sizes (opsets before 18 split into as many parts as it has outputs),
+    QuantizeLinear's output type (its zero point's declared type, which may be narrower than
+    the dtype holding it), and CastLike's target type (rewritten as Cast). Subgraphs too."""
     declared = {v.name: v.dtype for v in graph.inputs if v.dtype}
     declared.update({k: v.dtype for k, v in graph.initializers.items()})
     declared.update({k: v.dtype for k, v in graph.value_info.items() if v.dtype})
@@ -58,6 +58,21 @@ def normalize(graph: ir.Graph) -> ir.Graph:
                 and (len(node.inputs) < 2 or not node.inputs[1])):
             node = copy.copy(node)
             node.attrs = {**node.attrs, "num_outputs": len(node.outputs)}
+        elif (node.op_type == "QuantizeLinear" and node.domain in ("", "ai.onnx")
+              and not node.attrs.get("output_dtype") and len(node.inputs) > 2
+              and declared.get(node.inputs[2]) in ir.DTYPE_CODES):
+            node = copy.copy(node)
+            node.attrs = {**node.attrs,
+                          "output_dtype": ir.DTYPE_CODES[declared[node.inputs[2]]]}
+        elif (node.op_type == "BitwiseNot" and node.domain in ("", "ai.onnx")
+              and declared.get(node.inputs[0]) in _UNSIGNED_BITS):
+            # unsigned types held in a wider signed dtype: flip only their own bits
+            bits = _UNSIGNED_BITS[declared[node.inputs[0]]]
+            mask = f"__pyburn_mask_{bits}"
+            graph = copy.copy(graph)
+            graph.initializers = {**graph.initializers, mask: ir.TensorData(
+                mask, "int64", (), struct.pack("<q", (1 << bits) - 1))}
+            node = ir.Node("BitwiseXor", [node.inputs[0], mask], node.outputs, {}, node.name)
         elif (node.op_type == "CastLike" and node.domain in ("", "ai.onnx")
               and len(node.inputs) == 2 and declared.get(node.inputs[1]) in ir.DTYPE_CODES):
             node = ir.Node("Cast", node.inputs[:1], node.outputs,
@@ -66,6 +81,10 @@ def normalize(graph: ir.Graph) -> ir.Graph:
                                if "saturate" in node.attrs else {})}, node.name)
         nodes.append(node)
     return _with_nodes(graph, nodes)
+
+
+#: unsigned ONNX types that pyburn holds in a wider dtype, and their width in bits
+_UNSIGNED_BITS = {"uint16": 16, "uint32": 32, "uint4": 4, "uint2": 2}
 
 
 def _normalize_attr(value: object) -> object:

@@ -13,7 +13,9 @@ The calling convention every operator function follows:
   `pyburn.Tensor` (TENSOR attributes) or, for GRAPH attributes, a callable
   ``body(*tensors) -> list[Tensor]`` that runs the subgraph.
 - A keyword-only parameter named ``device`` receives the device the model runs on (for
-  operators that create tensors from nothing, such as RandomNormal).
+  operators that create tensors from nothing, such as RandomNormal); one named
+  ``outputs_used`` receives how many outputs the node uses (counting up to its last used
+  one), so an operator can skip work for outputs nobody reads (MaxPool's Indices).
 - The result is a Tensor, or a tuple with one entry per declared output (None for an
   output that is not produced). A Python list is an ONNX sequence value (SequenceConstruct,
   SplitToSequence, ...); an empty optional is None.
@@ -58,7 +60,7 @@ class OpSpec:
         """The attribute names the implementation accepts."""
         params = inspect.signature(self.fn).parameters.values()
         return frozenset(p.name for p in params
-                         if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "device")
+                         if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _GIVEN)
 
     @property
     def arity(self) -> tuple[int, int | None]:
@@ -72,11 +74,14 @@ class OpSpec:
         return required, None if variadic else len(params)
 
     @property
-    def wants_device(self) -> bool:
-        """Whether the function takes the model's device as ``device=``."""
-        return "device" in inspect.signature(self.fn).parameters
+    def given(self) -> frozenset[str]:
+        """The keywords the runner supplies (``device``, ``outputs_used``) that the function
+        takes."""
+        return _GIVEN & frozenset(inspect.signature(self.fn).parameters)
 
 
+#: keyword parameters the runner fills in rather than the node's attributes
+_GIVEN = frozenset({"device", "outputs_used"})
 _TABLE: dict[tuple[str, str], list[OpSpec]] = {}
 
 

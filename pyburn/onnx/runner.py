@@ -73,7 +73,7 @@ class Program:
             for key, value in step.node.attrs.items():
                 if key in step.attrs and not isinstance(value, ir.Graph):
                     step.attrs[key] = _attribute(value, device)
-            if step.spec.wants_device:
+            if "device" in step.spec.given:
                 step.attrs["device"] = device
             for body in step.bodies.values():
                 body.move(device)
@@ -95,8 +95,11 @@ class Program:
                 bodies[key] = Program(value, opsets, self.device)
             else:
                 attrs[key] = _attribute(value, self.device)
-        if spec.wants_device:
+        if "device" in spec.given:
             attrs["device"] = self.device
+        if "outputs_used" in spec.given:
+            used = [i for i, name in enumerate(node.outputs) if name]
+            attrs["outputs_used"] = used[-1] + 1 if used else 0
         return Step(node, spec, attrs, bodies)
 
     def fold(self, constants: MutableMapping[str, Any]) -> list[str]:

@@ -3,9 +3,9 @@
 ONNX has more element types than pyburn's seven. Each loads as the narrowest pyburn dtype
 that holds every value exactly, by the conversions `pyburn.store` uses for safetensors
 (`pyburn.store.elements`): int8, int16 and uint16 become int32, uint32 and uint64 int64,
-bfloat16 and the 8-bit floats float32. The 4- and 2-bit integers (packed two or four to a
-byte) become uint8 (unsigned) or int32 (signed). Strings, complex numbers and 4-bit floats
-have no pyburn form and are refused with a `pyburn.DTypeError` naming the tensor.
+bfloat16 and the 8- and 4-bit floats float32. The 4- and 2-bit integers (packed two or four
+to a byte) become uint8 (unsigned) or int32 (signed). Strings and complex numbers have no
+pyburn form and are refused with a `pyburn.DTypeError` naming the tensor.
 
 ONNX's index type is int64; a device without int64 (wgpu) gets int32, with values past
 int32's range saturated, so that the ``INT64_MAX`` that Slice uses for "to the end" stays
@@ -19,9 +19,9 @@ from typing import Any
 
 from ..device import Device
 from ..device import device as as_device
-from ..dtypes import int32, int64
+from ..dtypes import float32, int32, int64
 from ..errors import DTypeError, FormatError
-from ..store.elements import ELEMENTS, Element
+from ..store.elements import ELEMENTS, Element, float32_map
 from ..tensor import Tensor, wrap
 from .ir import TensorData
 
@@ -82,10 +82,27 @@ def _element(td: TensorData, raw: Any, label: str) -> tuple[Element, Any]:
                               f"{-(-td.numel // per_byte)} bytes, but holds "
                               f"{memoryview(raw).nbytes}")
         return ELEMENTS["I8" if signed else "U8"], _unpack(bytes(raw), bits, signed, td.numel)
+    if td.dtype == "float4e2m1":
+        if memoryview(raw).nbytes != -(-td.numel // 2):
+            raise FormatError(f"{label} of shape {list(td.dims)} and type {td.dtype} takes "
+                              f"{-(-td.numel // 2)} bytes, but holds {memoryview(raw).nbytes}")
+        return _FLOAT4, _unpack(bytes(raw), 4, False, td.numel)
     name = _ELEMENT_OF.get(td.dtype)
     if name is None:
         raise DTypeError(f"{label} has ONNX type {td.dtype}, which pyburn cannot hold")
     return ELEMENTS[name], raw
+
+
+def _e2m1(nibble: int) -> float:
+    """A 4-bit float (sign, 2 exponent bits, 1 mantissa bit; no inf or NaN):
+    ±0, 0.5, 1, 1.5, 2, 3, 4 or 6."""
+    exponent, mantissa = (nibble >> 1) & 3, nibble & 1
+    value = mantissa / 2 if exponent == 0 else (1 + mantissa / 2) * 2.0 ** (exponent - 1)
+    return -value if nibble & 8 else value
+
+
+#: float4e2m1 once unpacked to one nibble per byte: loads as float32, exactly
+_FLOAT4 = Element("F4", 8, float32, float32_map(lambda b: _e2m1(b & 15)))
 
 
 def _unpack(data: bytes, bits: int, signed: bool, count: int) -> bytearray:

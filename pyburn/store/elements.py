@@ -109,7 +109,8 @@ def _e8m0(byte: int) -> float:
     return math.nan if byte == 0xFF else math.ldexp(1.0, byte - 127)
 
 
-def _float32_map(value: Callable[[int], float]) -> tuple[Plane, ...]:
+def float32_map(value: Callable[[int], float]) -> tuple[Plane, ...]:
+    """Planes converting a one-byte type to float32 through ``value(byte) -> float``."""
     return _byte_map(lambda b: struct.pack("<f", value(b)))
 
 
@@ -130,11 +131,11 @@ ELEMENTS: dict[str, Element] = {e.name: e for e in (
     Element("I64", 64, int64),
     Element("U64", 64, int64),  # same bytes; values of 2**63 or more are refused
     Element("F64", 64, float64),
-    Element("F8_E4M3", 8, float32, _float32_map(_minifloat(4, 3, 7, "fn"))),
-    Element("F8_E5M2", 8, float32, _float32_map(_minifloat(5, 2, 15, "ieee"))),
-    Element("F8_E4M3FNUZ", 8, float32, _float32_map(_minifloat(4, 3, 8, "fnuz"))),
-    Element("F8_E5M2FNUZ", 8, float32, _float32_map(_minifloat(5, 2, 16, "fnuz"))),
-    Element("F8_E8M0", 8, float32, _float32_map(_e8m0)),
+    Element("F8_E4M3", 8, float32, float32_map(_minifloat(4, 3, 7, "fn"))),
+    Element("F8_E5M2", 8, float32, float32_map(_minifloat(5, 2, 15, "ieee"))),
+    Element("F8_E4M3FNUZ", 8, float32, float32_map(_minifloat(4, 3, 8, "fnuz"))),
+    Element("F8_E5M2FNUZ", 8, float32, float32_map(_minifloat(5, 2, 16, "fnuz"))),
+    Element("F8_E8M0", 8, float32, float32_map(_e8m0)),
     Element("F4", 4, None, refusal="4-bit floats, packed two to a byte"),
     Element("F6_E2M3", 6, None, refusal="6-bit floats"),
     Element("F6_E3M2", 6, None, refusal="6-bit floats"),

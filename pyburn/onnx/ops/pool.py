@@ -61,16 +61,19 @@ def _flat_index(index: Tensor, g: Geometry, storage_order: int, channels: int,
 def max_pool(x: Tensor, *, auto_pad: str = "NOTSET", ceil_mode: int = 0,
              dilations: list[int] | None = None, kernel_shape: list[int] | None = None,
              pads: list[int] | None = None, storage_order: int = 0,
-             strides: list[int] | None = None) -> tuple[Tensor, Tensor]:
+             strides: list[int] | None = None,
+             outputs_used: int = 2) -> tuple[Tensor, Tensor | None]:
     """MaxPool: the max of each window (padding never wins) and Indices, the flat position
     of each max in (N, C, *spatial), column-major over the spatial dims when
-    storage_order is 1."""
+    storage_order is 1 (computed only when the node uses it)."""
     op = "MaxPool"
     nd = x.ndim - 2
     check(nd in _MAX_POOL, f"{op}: input must have 1 to 3 spatial dims, got shape {x.shape}")
     g = _pool_geometry(x, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op)
     fill = float("-inf") if x.dtype.is_floating_point else _LOWEST.get(x.dtype.name, 0)
     padded = pad_spatial(x, g.window_pads, fill)
+    if outputs_used < 2:
+        return _MAX_POOL[nd](padded, g.kernel, g.strides, 0, g.dilations), None
     values, index = _MAX_POOL[nd](padded, g.kernel, g.strides, 0, g.dilations,
                                   return_indices=True)
     return values, _flat_index(index, g, storage_order, x.shape[1], index_dtype(x.device))

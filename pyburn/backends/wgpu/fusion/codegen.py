@@ -241,24 +241,30 @@ def _largest_pending(t: LazyTensor) -> LazyTensor:
     return max((a for a in t.node.args if a.pending), key=lambda a: a.steps)
 
 
-def _cached(signature: tuple, make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
+def _cached(signature: tuple, make: Callable[[], tuple[str, ...]]) -> tuple[tuple[str, ...], bool]:
+    """The code of the kernel with `signature` (made by `make` on a miss), and whether it
+    came from the cache."""
     found = _CODE.get(signature)
-    if found is None:
-        STATS.cache_misses += 1
-        found = _CODE[signature] = make()
-        if len(_CODE) > CACHE_SIZE:
-            _CODE.popitem(last=False)
-    else:
-        STATS.cache_hits += 1
+    if found is not None:
         _CODE.move_to_end(signature)
-    return found
+        return found, True
+    found = _CODE[signature] = make()
+    if len(_CODE) > CACHE_SIZE:
+        _CODE.popitem(last=False)
+    return found, False
 
 
-def _count(*walks: _Walk) -> None:
+def _count(hit: bool, *walks: _Walk) -> None:
+    """Count a launched kernel in `STATS` if it computes elementwise steps (a plain
+    reduction or matmul is not a fused kernel)."""
     steps = sum(len(w.lines) for w in walks)
     if steps:
         STATS.fused_kernels += 1
         STATS.fused_steps += steps
+        if hit:
+            STATS.cache_hits += 1
+        else:
+            STATS.cache_misses += 1
 
 
 def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
@@ -308,11 +314,12 @@ def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
 
 
 def _launch_map(gpu: Gpu, root: LazyTensor, walk: _Walk, value: str) -> None:
-    body, = _cached(("map", root.dtype.name, value, *walk.signature), lambda: (walk.body,))
+    (body,), hit = _cached(("map", root.dtype.name, value, *walk.signature),
+                           lambda: (walk.body,))
     result = gpu.empty(root.shape, root.dtype)
     launch_map(gpu, result, walk.fragment(value, body).reads, kind_of(root.dtype).store(value),
                body)
-    _count(walk)
+    _count(hit, walk)
     root.resolve(result)
 
 
@@ -328,11 +335,11 @@ def _tail(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value
 def _launch_matmul(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
                    value: str, keep: bool) -> None:
     a, b = (t.value for t in anchor.node.args)
-    body, = _cached(("matmul", a.dtype.name, root.dtype.name, keep, value, *epilogue.signature),
-                    lambda: (epilogue.body,))
+    (body,), hit = _cached(("matmul", a.dtype.name, root.dtype.name, keep, value,
+                            *epilogue.signature), lambda: (epilogue.body,))
     result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
     matmul(gpu, a, b, "blocked", tail)
-    _count(epilogue)
+    _count(hit, epilogue)
     root.resolve(result)
     if keep:
         anchor.resolve(tail.keep)
@@ -342,7 +349,7 @@ def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Wa
                    keep: bool, producers: _Walk, source_value: str, keep_source: bool) -> None:
     node = anchor.node
     source = node.args[0]
-    body, source_body = _cached(
+    (body, source_body), hit = _cached(
         (node.kind, node.op, source.dtype.name, root.dtype.name, keep, keep_source, value,
          *epilogue.signature, source_value, *producers.signature),
         lambda: (epilogue.body, producers.body))
@@ -350,7 +357,7 @@ def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Wa
     kept = gpu.empty(source.shape, source.dtype) if keep_source else None
     reduce_fused(gpu, node.op, producers.fragment(source_value, source_body), source.shape,
                  source.dtype, node.axes, tail, kept)
-    _count(producers, epilogue)
+    _count(hit, producers, epilogue)
     root.resolve(result)
     if keep:
         anchor.resolve(tail.keep)
