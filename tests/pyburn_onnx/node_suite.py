@@ -28,6 +28,7 @@ from pyburn.onnx import UnsupportedOperatorError, ir
 from pyburn.onnx.tensors import to_tensor
 
 from . import onnx_reference
+from .node_suite_known import BURN_SUPPORTED
 
 SUITE = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
 #: the tolerances of onnx's own backend test runner
@@ -181,6 +182,13 @@ def run_case(folder: str, device: pyburn.Device, reader: str = "pyburn") -> Outc
     return Outcome(case, "pass")
 
 
+def _operators(folder: str) -> set[str]:
+    """The operator types a case's model uses (subgraphs included)."""
+    from pyburn.onnx.passes import walk
+
+    return {n.op_type for n in walk(pyburn.onnx.read(os.path.join(folder, "model.onnx")).graph)}
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line: run the matching cases and print what failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -192,12 +200,19 @@ def main(argv: list[str] | None = None) -> int:
     device = pyburn.device(args.device)
     counts: dict[str, int] = {}
     start = time.perf_counter()
+    burn_cases = burn_passed = 0
     for folder in cases(args.k):
         outcome = run_case(folder, device, args.reader)
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        if _operators(folder) <= BURN_SUPPORTED:
+            burn_cases += 1
+            burn_passed += outcome.status == "pass"
         if args.v or outcome.status != "pass":
             print(f"{outcome.status:12} {outcome.case}  {outcome.reason}", flush=True)
     total = sum(counts.values())
+    if burn_cases:
+        print(f"cases whose operators are all on burn-onnx's supported list: "
+              f"{burn_passed} of {burn_cases} pass ({100 * burn_passed / burn_cases:.1f}%)")
     print(f"{total} cases on {device}: " +
           ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "error", "unsupported"))
           + f" ({time.perf_counter() - start:.1f} s)")

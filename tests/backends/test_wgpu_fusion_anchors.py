@@ -1,0 +1,276 @@
+"""Fusion into reductions and matmul: elementwise producers computed as a reduction reads
+them, elementwise consumers applied to a reduction's or a matmul's result before it is
+stored (docs/fusion.md). Each case is one dispatch, gives the unfused backend's values and
+the cpu backend's, and stores what anything else still holds.
+
+References: the cpu backend (numpy) and the unfused wgpu backend (``wgpu_nofusion``: floats
+to an ulp, since a shader compiler may contract a multiply and an add that are now in one
+kernel; integers, bools and indices exactly).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import pyburn  # noqa: E402
+import pyburn.nn.functional as F  # noqa: E402
+from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends.wgpu.fusion import FusionBackend  # noqa: E402
+
+REASON = wgpu.unavailable_reason()
+if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
+    pytest.skip(REASON, allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def fused() -> pyburn.Device:
+    """The wgpu device with fusion, whatever $PYBURN_FUSION says."""
+    dev = pyburn.device("wgpu")
+    if not isinstance(dev.backend, FusionBackend):
+        pytest.skip("PYBURN_FUSION=0: the wgpu device is unfused")
+    return dev
+
+
+REFERENCES = ("cpu", "wgpu_nofusion")
+
+
+def inputs(dev: pyburn.Device | str, seed: int = 0) -> dict[str, pyburn.Tensor]:
+    """The operands of the cases below, on `dev`."""
+    rng = np.random.default_rng(seed)
+    arrays = {
+        "x": rng.normal(size=(6, 7)), "y": rng.uniform(0.5, 2, size=(6, 7)),
+        "row": rng.normal(size=(1, 7)), "col": rng.normal(size=(6, 1)),
+        "a": rng.normal(size=(5, 8)), "b": rng.normal(size=(8, 9)),
+        "bias": rng.normal(size=(9,)), "bias_col": rng.normal(size=(5, 1)),
+        "a3": rng.normal(size=(2, 5, 8)), "b3": rng.normal(size=(2, 8, 9)),
+    }
+    found = {k: pyburn.tensor(v.astype(np.float32), device=dev) for k, v in arrays.items()}
+    found["i"] = pyburn.tensor(rng.integers(-9, 9, size=(6, 7)).astype(np.int32), device=dev)
+    return found
+
+
+def dispatches(*tensors: pyburn.Tensor) -> int:
+    """The dispatches that computing `tensors` takes (without reading them back)."""
+    wgpu.reset_stats()
+    for t in tensors:
+        t.device.backend.ready(t._h)
+    return wgpu.stats().dispatches
+
+
+def agree(got: np.ndarray, want: np.ndarray, rtol: float) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if got.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def check(case, fused: pyburn.Device, expected_dispatches: int = 1) -> None:
+    """`case` (a function of `inputs`) computed on the fused device in
+    `expected_dispatches`, with the values of the references."""
+    out = case(inputs(fused))
+    assert dispatches(out) == expected_dispatches
+    got = out.numpy()
+    for reference, rtol in zip(REFERENCES, (2e-5, 1e-6)):
+        agree(got, case(inputs(reference)).numpy(), rtol)
+
+
+# ---- producers fused into reductions ---------------------------------------------------
+
+REDUCTIONS = {
+    "sum": lambda p, dim: p.sum(dim),
+    "mean": lambda p, dim: p.mean(dim),
+    "prod": lambda p, dim: (p * 0.3).prod(dim),
+    "amax": lambda p, dim: p.amax(dim),
+    "amin": lambda p, dim: p.amin(dim, keepdim=True),
+    "argmax": lambda p, dim: p.argmax(dim),
+    "argmin": lambda p, dim: p.argmin(dim, keepdim=True),
+    "any": lambda p, dim: (p > 1.5).any(dim),
+    "all": lambda p, dim: (p > -1.5).all(dim),
+}
+
+
+@pytest.mark.parametrize("dim", [0, 1, None], ids=["dim0", "dim1", "all"])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_a_producer_chain_and_its_reduction_are_one_dispatch(name, dim, fused):
+    # broadcasts of a row and a column inside the producers
+    check(lambda v: REDUCTIONS[name]((v["x"] * v["y"] + v["row"]).sin() - v["col"], dim), fused)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_integer_producers_and_reductions(dim, fused):
+    check(lambda v: ((v["i"] * 3 + 1) % 7 - v["i"].abs()).sum(dim), fused)
+    check(lambda v: (v["i"] * v["i"] - 4).argmax(dim), fused)
+
+
+def test_reductions_of_views_and_permuted_inputs(fused):
+    check(lambda v: (v["x"].T * 2.0 + v["y"].T).exp().sum(0), fused)
+    check(lambda v: (v["x"] + 1.0).reshape(42).amax(0), fused)
+    check(lambda v: (v["x"] + v["col"]).reshape(2, 3, 7).sum((0, 2)), fused)
+
+
+def test_nan_from_producers_propagates_as_unfused(fused):
+    check(lambda v: (v["x"].log() * v["y"]).amax(1), fused)  # log of negatives: NaN
+    check(lambda v: (v["x"].log() * v["y"]).argmin(0), fused)
+
+
+def test_consumers_of_a_reduction_fuse_into_it(fused):
+    check(lambda v: ((v["x"] * v["y"]).sum(1) / 7.0 + 1.0).sqrt(), fused)
+    check(lambda v: ((v["x"] * v["y"]).amax(0, keepdim=True) > v["row"]).int() * 3, fused)
+
+
+def test_a_reduction_whose_result_is_broadcast_is_computed_first(fused):
+    check(lambda v: v["x"] - v["x"].amax(1, keepdim=True), fused, 2)
+    check(lambda v: (v["x"] - v["x"].amax(1, keepdim=True)).exp().sum(1), fused, 2)
+    check(lambda v: v["x"].var(1), fused, 2)
+
+
+def test_a_reshape_that_cannot_read_its_input_in_place_computes_it_first(fused):
+    # the transposed product's dims cannot be merged into one: it is laid out first
+    check(lambda v: (v["x"].T * 2.0).reshape(42).sum(0), fused, 2)
+
+
+# ---- consumers fused into matmul -------------------------------------------------------
+
+EPILOGUES = {
+    "bias-relu": lambda v: F.relu(v["a"] @ v["b"] + v["bias"]),
+    "bias-gelu": lambda v: F.gelu(v["a"] @ v["b"] + v["bias"]),
+    "column-bias-sigmoid": lambda v: (v["a"] @ v["b"] + v["bias_col"]).sigmoid(),
+    "scalars": lambda v: (v["a"] @ v["b"]) * 0.5 - 1.0,
+    "transposed-weight": lambda v: F.linear(v["a"], v["b"].T, v["bias"]).tanh(),
+    "three-d-linear": lambda v: F.relu(v["a3"] @ v["b"] + v["bias"]),
+    "batched": lambda v: (v["a3"] @ v["b3"] - v["bias"]).abs(),
+    "compare": lambda v: (v["a"] @ v["b"]) > v["bias"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EPILOGUES))
+def test_matmul_and_its_consumers_are_one_dispatch(name, fused):
+    check(EPILOGUES[name], fused)
+
+
+def test_two_products_in_one_graph_are_two_kernels(fused):
+    check(lambda v: v["a"] @ v["b"] + (v["a"] * 2.0) @ v["b"], fused, 2)
+
+
+def test_a_product_whose_result_is_broadcast_is_computed_first(fused):
+    # (5, 1) against (5, 9): the product is needed at more points than it is computed at
+    check(lambda v: (v["a"] @ v["b"][:, :1]) + v["bias"], fused, 2)
+
+
+# ---- what is stored besides the root --------------------------------------------------
+
+def test_a_producer_that_is_also_read_is_stored_by_the_reduction(fused):
+    v = inputs(fused)
+    p = (v["x"] * v["y"] + 1.0).exp()
+    total = p.sum(1)
+    assert dispatches(total) == 1
+    assert dispatches(p) == 0  # stored by the reduction as it read it
+    w = inputs("cpu")
+    want = (w["x"] * w["y"] + 1.0).exp()
+    agree(p.numpy(), want.numpy(), 1e-6)
+    agree(total.numpy(), want.sum(1).numpy(), 2e-5)
+
+
+def test_an_unused_producer_is_not_stored(fused):
+    v = inputs(fused)
+    total = (v["x"] * v["y"] + 1.0).exp().sum(1)
+    wgpu.reset_stats()
+    before = fused.backend.gpu.pool.stats().in_use_bytes
+    fused.backend.ready(total._h)
+    # the result (6 floats, one pooled block) and nothing of 42 elements
+    assert fused.backend.gpu.pool.stats().in_use_bytes - before <= 256
+
+
+def test_a_product_that_is_also_read_is_stored_by_the_fused_kernel(fused):
+    v = inputs(fused)
+    product = v["a"] @ v["b"]
+    out = F.relu(product + v["bias"])
+    assert dispatches(out) == 1
+    assert dispatches(product) == 0
+    w = inputs("cpu")
+    agree(product.numpy(), (w["a"] @ w["b"]).numpy(), 2e-5)
+    agree(out.numpy(), F.relu(w["a"] @ w["b"] + w["bias"]).numpy(), 2e-5)
+
+
+def test_a_held_intermediate_of_the_epilogue_reuses_the_kept_product(fused):
+    v = inputs(fused)
+    pre = v["a"] @ v["b"] + v["bias"]
+    out = F.relu(pre)
+    assert dispatches(out) == 1
+    assert dispatches(pre) == 1  # an elementwise kernel over the kept product: no matmul
+    w = inputs("cpu")
+    agree(pre.numpy(), (w["a"] @ w["b"] + w["bias"]).numpy(), 2e-5)
+
+
+def test_a_reduction_result_that_is_also_read_is_stored(fused):
+    v = inputs(fused)
+    top = (v["x"] * v["y"]).amax(1, keepdim=True)
+    above = (top > 1.0).int()  # a bool epilogue on a float result
+    assert dispatches(above) == 1
+    assert dispatches(top) == 0
+    w = inputs("cpu")
+    agree(top.numpy(), (w["x"] * w["y"]).amax(1, keepdim=True).numpy(), 1e-6)
+    agree(above.numpy(), ((w["x"] * w["y"]).amax(1, keepdim=True) > 1.0).int().numpy(), 0)
+
+
+# ---- limits ----------------------------------------------------------------------------
+
+@pytest.fixture
+def tiny(fused, monkeypatch):
+    """Bindings of at most 1 KiB, 4 workgroups per grid dim and loops of a few dozen
+    iterations: small tensors take the paths of huge ones (pieces, partial results, K cut
+    into pieces, arg-reductions the long way)."""
+    from pyburn.backends.wgpu import launch
+
+    runtime = fused.backend.runtime
+    monkeypatch.setattr(runtime, "limits", dataclasses.replace(
+        runtime.limits, max_storage_buffer_binding_size=1024, max_workgroups_per_dimension=4))
+    monkeypatch.setattr(launch, "MAX_LOOP", 1100)
+    return fused
+
+
+def test_fused_kernels_within_tiny_limits(tiny):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(60, 50)).astype(np.float32)
+    a = rng.normal(size=(20, 300)).astype(np.float32)
+    b = rng.normal(size=(300, 30)).astype(np.float32)
+    bias = rng.normal(size=(30,)).astype(np.float32)
+    cases = [
+        lambda t: ((t(x) * 0.5).erf() + 1.0).sum(0) / 3.0,  # pieces, the epilogue on merge
+        lambda t: (t(x) * 2.0 - 1.0).argmax(0),  # long strided rows: the long way
+        lambda t: (t(x).exp() - 1.0).mean(),
+        lambda t: F.relu(t(a) @ t(b) + t(bias)),  # K in pieces, then the epilogue
+    ]
+    for case in cases:
+        got = case(lambda arr: pyburn.tensor(arr, device=tiny)).numpy()
+        want = case(lambda arr: pyburn.tensor(arr, device="cpu")).numpy()
+        agree(got, want, 3e-5)
+
+
+# ---- training -----------------------------------------------------------------------------
+
+def mlp_gradients(device: str) -> list[np.ndarray]:
+    """Gradients of one cross-entropy step of a small MLP, from one seed."""
+    trainer = pyburn.device(device).autodiff()
+    pyburn.manual_seed(0)
+    model = pyburn.nn.Sequential(pyburn.nn.Linear(6, 16, device=trainer), pyburn.nn.ReLU(),
+                                 pyburn.nn.Linear(16, 16, device=trainer), pyburn.nn.GELU(),
+                                 pyburn.nn.Linear(16, 3, device=trainer))
+    rng = np.random.default_rng(7)
+    x = pyburn.tensor(rng.normal(size=(10, 6)).astype(np.float32), device=trainer)
+    y = pyburn.tensor(rng.integers(0, 3, size=10).astype(np.int32), device=trainer)
+    F.cross_entropy(model(x), y).backward()
+    return [p.grad.numpy() for p in model.parameters()]
+
+
+def test_a_training_step_gives_the_same_gradients_with_fusion_on_and_off(fused):
+    on, off, cpu = (mlp_gradients(d) for d in (fused.name, "wgpu_nofusion", "cpu"))
+    for g_on, g_off, g_cpu in zip(on, off, cpu):
+        np.testing.assert_allclose(g_on, g_off, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(g_on, g_cpu, rtol=1e-4, atol=1e-6)
