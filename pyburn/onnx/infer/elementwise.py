@@ -18,6 +18,7 @@ from .core import (
     Known,
     arg,
     broadcast,
+    constant,
     dtype_attr,
     index_map,
     numel,
@@ -203,8 +204,6 @@ def _converter(dtype: str | None) -> Callable[[Any], Any] | None:
 @rule("Constant")
 def constant_node(node: ir.Node, ins: Ins, ctx: Context) -> Known | None:
     """Constant: the attribute's type, shape and (small) value."""
-    from .core import constant
-
     for key, value in node.attrs.items():
         if isinstance(value, ir.TensorData):
             return Known(value.dtype, tuple(value.dims), constant(value))

@@ -22,7 +22,7 @@ from .core import (
     arg,
     axis_of,
     broadcast,
-    dtype_attr,
+    constant,
     floats_at,
     ints_at,
     numel,
@@ -31,7 +31,7 @@ from .core import (
     small,
     unify,
 )
-from .elementwise import _BINARY_VALUES, _add, _extreme, values
+from .elementwise import _BINARY_VALUES, _extreme, values
 
 
 def _given(ins: Ins, i: int) -> Known:
@@ -242,7 +242,8 @@ def slice_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     starts, ends = ints_at(node, ins, "starts", 1), ints_at(node, ins, "ends", 2)
     axes = ints_at(node, ins, "axes", 3)
     if axes is None and arg(ins, 3) is None:
-        axes = list(range(len(starts if starts is not None else ends or [])))
+        n = len(starts) if starts is not None else _length(_given(ins, 1))
+        axes = None if n is None else list(range(n))
     steps = ints_at(node, ins, "steps", 4) if arg(ins, 4) is not None else \
         [1] * len(axes or [])
     if starts is None or ends is None or axes is None or steps is None:
@@ -361,8 +362,6 @@ def center_crop_pad(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("ConstantOfShape")
 def constant_of_shape(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """ConstantOfShape: the shape the input holds, the dtype of `value` (float32 without)."""
-    from .core import constant
-
     fill = node.attrs.get("value")
     dtype = fill.dtype if isinstance(fill, ir.TensorData) else "float32"
     target = ins[0] or Known()
@@ -458,19 +457,15 @@ def depth_space(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     if x.shape is None or len(x.shape) != 4:
         return _unknown_dims(x)
     n, c, h, w = x.shape
-    grow, shrink = (lambda d: product([d, b])), (lambda d, by: _quotient((d,), [by]))
     if node.op_type == "DepthToSpace":
-        return Known(x.dtype, (n, shrink(c, b * b), grow(h), grow(w)))
-    return Known(x.dtype, (n, product([c, b * b]), shrink(h, b), shrink(w, b)))
+        return Known(x.dtype, (n, _quotient((c,), [b * b]), product([h, b]), product([w, b])))
+    return Known(x.dtype, (n, product([c, b * b]), _quotient((h,), [b]), _quotient((w,), [b])))
 
 
-_REDUCE_VALUES = {"ReduceSum": lambda xs: _fold_values(_add, xs), "ReduceProd": product,
+#: reductions computed on known 1-d values (flatten sizes: ReduceProd(Shape(x)[1:]))
+_REDUCE_VALUES = {"ReduceSum": lambda xs: _BINARY_VALUES["Sum"](*xs), "ReduceProd": product,
                   "ReduceMax": lambda xs: _extreme(max)(*xs),
                   "ReduceMin": lambda xs: _extreme(min)(*xs)}
-
-
-def _fold_values(fn: Any, xs: tuple[Any, ...]) -> Any:
-    return _BINARY_VALUES["Sum"](*xs) if xs else 0
 
 
 @rule("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
@@ -520,12 +515,8 @@ def resize(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     rank = len(x.shape)
     if node.op_type == "Upsample" or ctx.opset < 11:
         scales, sizes = floats_at(node, ins, "scales", 1), None
-        given = arg(ins, 1) is not None or "scales" in node.attrs
     else:
-        scales = floats_at(node, ins, "", 2)
-        sizes = _given(ins, 3).value if arg(ins, 3) is not None else None
-        scales = scales or None  # an empty scales input stands for "use sizes"
-        given = arg(ins, 3) is not None or bool(scales)
+        scales, sizes = _given(ins, 2).numbers(), _given(ins, 3).value
     axes = [axis_of(a, rank) for a in node.attrs.get("axes") or range(rank)]
     dims = list(x.shape)
     if sizes is not None and len(sizes) == len(axes):
@@ -539,9 +530,9 @@ def resize(node: ir.Node, ins: Ins, ctx: Context) -> Known:
         for a in axes:
             dims[a] = int(scale * dims[a] + 0.5)  # type: ignore[operator]
         return Known(x.dtype, tuple(dims))
-    if scales is not None and len(scales) == len(axes):
+    if scales and len(scales) == len(axes):  # (an empty scales input means "use sizes")
         for a, s in zip(axes, scales):
             d = dims[a]
             dims[a] = int(math.floor(d * s)) if isinstance(d, int) else d if s == 1 else None
         return Known(x.dtype, tuple(dims))
-    return _unknown_dims(x) if given else Known(x.dtype, tuple(dims))
+    return _unknown_dims(x)
