@@ -33,6 +33,16 @@ def read(source: Source) -> ir.Model:
     return proto.load_model(source)
 
 
+def convert(source: Source, out_dir: str | os.PathLike[str], *, class_name: str = "Model",
+            name: str | None = None) -> tuple[str, str]:
+    """Write the model in `source` as readable pyburn Python (``<name>.py``, a Module
+    subclass) plus its weights (``<name>.safetensors``) into `out_dir`; returns both paths.
+    The command line's ``pyburn onnx convert``."""
+    from .codegen import convert as write
+
+    return write(source, out_dir, class_name=class_name, name=name)
+
+
 def load(source: Source, device: Any = None) -> OnnxModule:
     """The ONNX model in `source` as a Module that runs it on `device` (the default device
     when None). Raises `UnsupportedOperatorError` listing every operator pyburn lacks before
@@ -40,5 +50,5 @@ def load(source: Source, device: Any = None) -> OnnxModule:
     return OnnxModule(read(source), device)
 
 
-__all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "export", "ir", "load",
-           "read"]
+__all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "convert", "export", "ir",
+           "load", "read"]

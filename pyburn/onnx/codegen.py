@@ -4,12 +4,12 @@ safetensors. The counterpart of burn-onnx's code generation, for Python.
 
 The code is printed from the loaded `OnnxModule` (so it sees the graph after the passes and
 constant folding): each parameter and buffer becomes one of the generated module's, each
-step one statement, each subgraph a nested function.
+step one statement (with the inferred shapes of its results as a comment where they fit),
+each subgraph a nested function.
 """
 
 from __future__ import annotations
 
-import builtins
 import inspect
 import keyword
 import os
@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from ..nn.parameter import Parameter
 from ..tensor import Tensor
 from . import ir
 from .layers import Layer, raise_step
@@ -28,7 +27,10 @@ from .runner import OnnxModule, Program, Step, constant_name
 
 #: binary operators whose Python operator has exactly ONNX's semantics
 _INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "MatMul": "@"}
-_RESERVED = {"self", "pyburn", "nn", "ops", "device"} | set(dir(builtins))
+#: names the generated code uses itself (builtins may be shadowed: it calls none)
+_RESERVED = {"self", "pyburn", "nn", "ops", "store", "device", "super", "cls", "classmethod"}
+#: the longest line generated code has (ruff's limit)
+_WIDTH = 100
 
 
 class _Names:
@@ -69,6 +71,10 @@ class _Printer:
         self.layers: dict[str, Layer] = {}
         #: the step each raised layer replaces -> the layer's attribute name
         self.raised: dict[int, str] = {}
+        #: inferred types of the values (`passes.prepare` put them in value_info)
+        graph = module.model.graph
+        self.types: dict[str, ir.ValueInfo] = {v.name: v for v in graph.inputs}
+        self.types.update(graph.value_info)
         for onnx_name, attr in module._slots.items():
             self.names.taken.add(attr)
             self.names.of[onnx_name] = f"self.{attr}"
@@ -77,9 +83,7 @@ class _Printer:
 
     def _raise_layers(self, program: Program) -> None:
         """Turn the main graph's steps that a `pyburn.nn` layer computes exactly into
-        layers, taking their parameters out of the module's loose state."""
-        params = {name for name, attr in self.module._slots.items()
-                  if isinstance(getattr(self.module, attr), Parameter)}
+        layers, taking their parameters and buffers out of the module's loose state."""
         readers: Counter[str] = Counter(program.outputs)
         for step in program.steps:
             readers.update(n for n in step.node.inputs if n)
@@ -87,8 +91,8 @@ class _Printer:
                 readers.update(free_inputs(body.graph))
         for step in program.steps:
             owned = {n: getattr(self.module, self.module._slots[n]) for n in step.node.inputs
-                     if n in params and readers[n] == 1}
-            layer = raise_step(step, owned) if owned else None
+                     if n in self.module._slots and readers[n] == 1}
+            layer = raise_step(step, owned, self.types) if owned else None
             if layer is None:
                 continue
             attr = self.names.new(_layer_name(layer.absorbs[0], layer.kind))
@@ -117,6 +121,8 @@ class _Printer:
         # a subgraph's own initializers become buffers (the main graph's already are)
         for name, tensor in (program.constants() if nested else {}).items():
             self.names.of[name] = self.constant(name, tensor)
+        if nested:
+            self.types.update(program.graph.value_info)
         for step in program.steps:
             out.extend(self.statement(step, indent))
         return out
@@ -153,7 +159,24 @@ class _Printer:
                 if len(outputs) == 1:
                     outputs = [outputs[0] + ","]
                 call = f"ops.outputs({call}, {len(node.outputs)})"
-        yield f"{indent}{', '.join(outputs)} = {call}"
+        line = f"{indent}{', '.join(outputs)} = {call}"
+        comment = self.shapes(node.outputs)
+        yield line + comment if comment and len(line + comment) <= _WIDTH else line
+
+    def shapes(self, names: list[str]) -> str:
+        """``  # (batch, 8, 28, 28)``: the inferred shapes of `names` ("?" for what is
+        unknown), or "" when none is known."""
+        found = [self.types.get(n) for n in names if n]
+        if not any(v is not None and v.shape is not None for v in found):
+            return ""
+        texts = []
+        for v in found:
+            if v is None or v.shape is None:
+                texts.append("?")
+                continue
+            dims = ["?" if d is None else str(d) for d in v.shape]
+            texts.append(f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})")
+        return "  # " + ", ".join(texts)
 
 
 def _layer_name(weight: str, kind: str) -> str:
@@ -230,6 +253,9 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
             header.append(f"        self.{attr} = nn.Parameter({make})")
         else:
             header.append(f"        self.register_buffer({attr!r}, {make})")
+    if any(layer.needs_eval for layer in printer.layers.values()):
+        header.append("        self.eval()  # batch norm layers compute the ONNX operator in "
+                      "evaluation mode")
     lines = header + [
         "",
         "    @classmethod",
@@ -247,7 +273,7 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
     return code, printer.state
 
 
-def _wrap(line: str, width: int = 100) -> str:
+def _wrap(line: str, width: int = _WIDTH) -> str:
     """A long call split after its opening parenthesis, one argument per line, so the
     generated file stays ruff-clean."""
     if len(line) <= width or "(" not in line:
