@@ -10,6 +10,7 @@ from typing import Any
 _EPILOG = """\
 examples:
   pyburn onnx info model.onnx             inputs, outputs, opset and operator counts
+  pyburn onnx info model.onnx --shapes    ... and every node's inferred output types
   pyburn onnx check model.onnx            can pyburn run it? (lists missing operators)
   pyburn onnx convert model.onnx -o out/  writes out/model.py and out/model.safetensors
 """
@@ -40,6 +41,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text, description=help_text.capitalize() + ".")
         sub.add_argument("model", metavar="MODEL", help="the .onnx file")
         sub.set_defaults(run=run)
+        if name == "info":
+            sub.add_argument("--shapes", action="store_true",
+                             help="also print each node's outputs with their inferred dtype "
+                             "and shape")
     return parser
 
 
@@ -75,10 +80,35 @@ def _info(args: argparse.Namespace) -> int:
                           ("outputs", graph.outputs)):
         print(f"{title}:")
         for v in values:
-            shape = "?" if v.shape is None else "x".join(str(d) for d in v.shape) or "scalar"
-            print(f"  {v.name}: {v.dtype or '?'} {shape}")
+            print(f"  {v.name}: {_type_text(v)}")
     weights = sum(t.numel for t in graph.initializers.values())
     print(f"initializers: {len(graph.initializers)} ({weights:,} values)")
     counts = Counter(n.op_type for n in walk(graph))
     print("operators: " + ", ".join(f"{op} x{n}" for op, n in counts.most_common()))
+    if args.shapes:
+        _print_shapes(model)
     return 0
+
+
+def _type_text(v: Any) -> str:
+    """``float32 batchx8x28x28``: a value's dtype and shape ("?" where unknown)."""
+    if v is None:
+        return "? ?"
+    shape = "?" if v.shape is None else "x".join(
+        "?" if d is None else str(d) for d in v.shape) or "scalar"
+    return f"{v.dtype or '?'} {shape}"
+
+
+def _print_shapes(model: Any) -> None:
+    """Each node of the main graph with its outputs' inferred types (the file's graph, before
+    the passes that `load` runs)."""
+    from .infer import infer
+    from .passes import sort_graph
+
+    graph = sort_graph(model.graph, ())
+    types = infer(graph, model.opsets)
+    print("shapes:")
+    for node in graph.nodes:
+        outs = ", ".join(f"{name}: {_type_text(types.get(name))}" for name in node.outputs
+                         if name)
+        print(f"  {node.op_type}{f' {node.name}' if node.name else ''} -> {outs}")

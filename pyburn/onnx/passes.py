@@ -3,8 +3,9 @@
 `prepare` checks a model and rewrites it into the form the runner and the code generator
 both consume: model-local functions inlined, nodes in topological order, every input defined,
 every operator known (all the unsupported ones named in one error), Identity and inference
-Dropout removed, and nodes nobody reads dropped. Constant folding happens later, in the
-runner, because it needs a device to compute on.
+Dropout removed, nodes nobody reads dropped, and every value's dtype and shape inferred
+into ``value_info`` (`pyburn.onnx.infer`). Constant folding happens later, in the runner,
+because it needs a device to compute on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from ..errors import FormatError
 from . import ir
+from .infer import annotate
 from .registry import lookup
 
 #: The newest ai.onnx opset pyburn knows (onnx 1.22's).
@@ -37,6 +39,7 @@ def prepare(model: ir.Model) -> ir.Model:
     model.graph = _inline_functions(model.graph, model)
     check_supported(model.graph, model.opsets)
     model.graph = rewrite(simplify(sort_graph(normalize(model.graph), ()), model.opsets))
+    model.graph = annotate(model.graph, model.opsets)
     return model
 
 

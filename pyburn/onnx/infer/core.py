@@ -26,7 +26,7 @@ Shape = tuple[Dim, ...]
 #: needs a few ints; reading weights would cost time for nothing)
 MAX_VALUES = 64
 #: a Slice end at least this large means "to the end" (exporters write INT64_MAX, INT32_MAX)
-_HUGE = 2**31 - 1
+TO_END = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -84,22 +84,27 @@ def arg(ins: Ins, i: int) -> Known | None:
     return ins[i] if i < len(ins) else None
 
 
+def given(ins: Ins, i: int) -> Known:
+    """Input `i`, or nothing known where the node omits it."""
+    return (ins[i] if i < len(ins) else None) or UNKNOWN
+
+
 def ints_at(node: ir.Node, ins: Ins, name: str, i: int) -> list[int] | None:
     """A list of ints given as attribute `name` (older opsets) or as constant input `i`
     (newer ones); None when neither is known."""
     if name in node.attrs:
         value = node.attrs[name]
         return [int(v) for v in value] if isinstance(value, list) else [int(value)]
-    given = arg(ins, i)
-    return given.ints() if given is not None else None
+    found = arg(ins, i)
+    return found.ints() if found is not None else None
 
 
 def floats_at(node: ir.Node, ins: Ins, name: str, i: int) -> list[float] | None:
     """Like `ints_at`, for float lists (Resize/Upsample scales)."""
     if name in node.attrs:
         return [float(v) for v in node.attrs[name]]
-    given = arg(ins, i)
-    found = given.numbers() if given is not None else None
+    source = arg(ins, i)
+    found = source.numbers() if source is not None else None
     return None if found is None else [float(v) for v in found]
 
 
@@ -164,6 +169,20 @@ def product(dims: Iterable[Dim]) -> Dim:
     if ints == 0:
         return 0
     return others[0] if len(others) == 1 and ints == 1 and others[0] is not None else None
+
+
+def quotient(total: Shape, part: Sequence[Dim]) -> Dim:
+    """prod(total) / prod(part) when it divides exactly, names that appear on both sides
+    cancelling (``(batch, 8, 7, 7) / (batch,)`` is 392)."""
+    num, den = list(total), list(part)
+    for d in part:
+        if isinstance(d, str) and d in num:
+            num.remove(d)
+            den.remove(d)
+    top, bottom = product(num), product(den)
+    if isinstance(top, int) and isinstance(bottom, int):
+        return top // bottom if bottom and top % bottom == 0 else None
+    return top if bottom == 1 else None
 
 
 def add_dims(a: Dim, b: Dim) -> Dim:
@@ -279,16 +298,16 @@ def _declared_dim(d: Dim) -> Dim:
     return d or None
 
 
-def refine(inferred: Known, given: Known) -> Known:
-    """`inferred` completed with what a declaration says (inferred dims win)."""
+def refine(inferred: Known, claimed: Known) -> Known:
+    """`inferred` completed with what a declaration claims (inferred dims win)."""
     shape = inferred.shape
     if shape is None:
-        shape = given.shape
-    elif given.shape is not None and len(given.shape) == len(shape):
+        shape = claimed.shape
+    elif claimed.shape is not None and len(claimed.shape) == len(shape):
         shape = tuple(unify(a, b) if not (isinstance(a, int) and isinstance(b, int)) else a
-                      for a, b in zip(shape, given.shape))
-    kind = inferred.kind if inferred.kind != "tensor" else given.kind
-    return replace(inferred, dtype=inferred.dtype or given.dtype, shape=shape, kind=kind)
+                      for a, b in zip(shape, claimed.shape))
+    kind = inferred.kind if inferred.kind != "tensor" else claimed.kind
+    return replace(inferred, dtype=inferred.dtype or claimed.dtype, shape=shape, kind=kind)
 
 
 def walk(graph: ir.Graph, opsets: Mapping[str, int], outer: Mapping[str, Known],
@@ -300,8 +319,8 @@ def walk(graph: ir.Graph, opsets: Mapping[str, int], outer: Mapping[str, Known],
     own: dict[str, Known] = {}
     known: ChainMap[str, Known] = ChainMap(own, outer)  # type: ignore[arg-type]
     for i, v in enumerate(graph.inputs):
-        given = inputs[i] if i < len(inputs) else None
-        own[v.name] = declared(v) if given is None else refine(given, declared(v))
+        typed = inputs[i] if i < len(inputs) else None
+        own[v.name] = declared(v) if typed is None else refine(typed, declared(v))
     for name, data in graph.initializers.items():
         own[name] = Known(data.dtype, tuple(data.dims), constant(data))
     promised = {v.name: declared(v) for v in graph.outputs}

@@ -22,6 +22,7 @@ from .core import (
     dtype_attr,
     index_map,
     numel,
+    product,
     rule,
     small,
 )
@@ -95,6 +96,12 @@ _BINARY_VALUES: dict[str, Callable[..., Any]] = {
     "And": _exact(lambda a, b: bool(a and b)), "Or": _exact(lambda a, b: bool(a or b)),
     "Xor": _exact(lambda a, b: bool(a) != bool(b)),
 }
+
+
+#: reductions computed on known 1-d values (a flattened size: ReduceProd(Shape(x)[1:]))
+REDUCTIONS: dict[str, Callable[[tuple[Any, ...]], Any]] = {
+    "ReduceSum": lambda xs: _fold(_add, xs), "ReduceProd": product,
+    "ReduceMax": lambda xs: _extreme(max)(*xs), "ReduceMin": lambda xs: _extreme(min)(*xs)}
 
 
 def _fold(fn: Callable[[Any, Any], Any], xs: tuple[Any, ...]) -> Any:

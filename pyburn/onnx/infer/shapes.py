@@ -8,11 +8,10 @@ gives ``(batch, 392)`` for an input of shape ``(batch, 8, 7, 7)``.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from .. import ir
 from .core import (
-    _HUGE,
+    TO_END,
     Context,
     Dim,
     Ins,
@@ -24,18 +23,16 @@ from .core import (
     broadcast,
     constant,
     floats_at,
+    given,
     ints_at,
     numel,
     product,
+    quotient,
     rule,
     small,
     unify,
 )
-from .elementwise import _BINARY_VALUES, _extreme, values
-
-
-def _given(ins: Ins, i: int) -> Known:
-    return arg(ins, i) or Known()
+from .elementwise import REDUCTIONS, values
 
 
 def _length(k: Known) -> int | None:
@@ -71,24 +68,11 @@ def size_of(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     return Known("int64", (), None if x.shape is None else (product(x.shape),))
 
 
-def _quotient(total: Shape, part: list[Dim]) -> Dim:
-    """prod(total) / prod(part), cancelling names that appear on both sides."""
-    num, den = list(total), list(part)
-    for d in part:
-        if isinstance(d, str) and d in num:
-            num.remove(d)
-            den.remove(d)
-    top, bottom = product(num), product(den)
-    if isinstance(top, int) and isinstance(bottom, int):
-        return top // bottom if bottom and top % bottom == 0 else None
-    return top if bottom == 1 else None
-
-
 @rule("Reshape")
 def reshape(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Reshape to a known target (0 copies the input dim unless allowzero, -1 takes the
     rest); a target of unknown values still gives the rank."""
-    x, target = ins[0] or Known(), _given(ins, 1)
+    x, target = ins[0] or Known(), given(ins, 1)
     spec = list(node.attrs["shape"]) if "shape" in node.attrs else \
         None if target.value is None else list(target.value)
     if spec is None:
@@ -103,7 +87,7 @@ def reshape(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     if -1 in dims:
         rest = [d for d in dims if d != -1]
         missing = None if x.shape is None or len(rest) != len(dims) - 1 else \
-            _quotient(x.shape, rest)
+            quotient(x.shape, rest)
         dims = [missing if d == -1 else d for d in dims]
     return Known(x.dtype, tuple(dims), x.value)
 
@@ -166,16 +150,16 @@ def transpose(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("Concat")
 def concat(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Concat along `axis`: that dim adds up, the others agree."""
-    given = [k for k in ins if k is not None]
-    dtype = next((k.dtype for k in given if k.dtype), None)
-    ranks = {k.rank for k in given if k.rank is not None}
+    parts = [k for k in ins if k is not None]
+    dtype = next((k.dtype for k in parts if k.dtype), None)
+    ranks = {k.rank for k in parts if k.rank is not None}
     if len(ranks) != 1:
         return Known(dtype)
     rank = ranks.pop()
     axis = axis_of(node.attrs.get("axis", 0), rank)
     dims: list[Dim] = []
     for i in range(rank):
-        column = [k.shape[i] if k.shape is not None else None for k in given]
+        column = [k.shape[i] if k.shape is not None else None for k in parts]
         if i == axis:
             total: Dim = 0
             for d in column:
@@ -187,8 +171,8 @@ def concat(node: ir.Node, ins: Ins, ctx: Context) -> Known:
                 merged = unify(merged, d)
             dims.append(merged)
     value = None
-    if rank == 1 and all(k.value is not None for k in given) and small(tuple(dims)):
-        value = tuple(v for k in given for v in k.value)  # type: ignore[union-attr]
+    if rank == 1 and all(k.value is not None for k in parts) and small(tuple(dims)):
+        value = tuple(v for k in parts for v in k.value)  # type: ignore[union-attr]
     return Known(dtype, tuple(dims), value)
 
 
@@ -242,7 +226,7 @@ def slice_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     starts, ends = ints_at(node, ins, "starts", 1), ints_at(node, ins, "ends", 2)
     axes = ints_at(node, ins, "axes", 3)
     if axes is None and arg(ins, 3) is None:
-        n = len(starts) if starts is not None else _length(_given(ins, 1))
+        n = len(starts) if starts is not None else _length(given(ins, 1))
         axes = None if n is None else list(range(n))
     steps = ints_at(node, ins, "steps", 4) if arg(ins, 4) is not None else \
         [1] * len(axes or [])
@@ -259,7 +243,7 @@ def slice_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
         if taken is not None:
             dims[a] = len(taken)
             picked = taken
-        elif step == 1 and start == 0 and end >= _HUGE:
+        elif step == 1 and start == 0 and end >= TO_END:
             dims[a] = x.shape[a]
         else:
             dims[a] = None
@@ -274,7 +258,7 @@ def slice_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("Gather")
 def gather(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Gather along `axis`: data's dims with that one replaced by the indices' shape."""
-    data, indices = ins[0] or Known(), _given(ins, 1)
+    data, indices = ins[0] or Known(), given(ins, 1)
     if data.shape is None or indices.shape is None:
         return Known(data.dtype)
     axis = axis_of(node.attrs.get("axis", 0), len(data.shape))
@@ -290,13 +274,13 @@ def gather(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("GatherElements")
 def gather_elements(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """GatherElements: the indices' shape, the data's dtype."""
-    return Known((ins[0] or Known()).dtype, _given(ins, 1).shape)
+    return Known((ins[0] or Known()).dtype, given(ins, 1).shape)
 
 
 @rule("GatherND")
 def gather_nd(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """GatherND: indices' dims but the last, then data's dims past the indexed ones."""
-    data, indices = ins[0] or Known(), _given(ins, 1)
+    data, indices = ins[0] or Known(), given(ins, 1)
     b = node.attrs.get("batch_dims", 0)
     if data.shape is None or indices.shape is None or not isinstance(indices.shape[-1], int):
         return Known(data.dtype)
@@ -306,7 +290,7 @@ def gather_nd(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("Expand")
 def expand(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Expand: the broadcast of the input and the target shape."""
-    x, target = ins[0] or Known(), _given(ins, 1)
+    x, target = ins[0] or Known(), given(ins, 1)
     if target.value is not None:
         dims: Shape | None = tuple(target.value)
     else:
@@ -320,7 +304,7 @@ def expand(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 def tile(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Tile: each dim times its repeat count."""
     x = ins[0] or Known()
-    repeats = _given(ins, 1).ints()
+    repeats = given(ins, 1).ints()
     if x.shape is None or repeats is None or len(repeats) != len(x.shape):
         return _unknown_dims(x)
     return Known(x.dtype, tuple(product([d, r]) for d, r in zip(x.shape, repeats)))
@@ -336,7 +320,7 @@ def pad(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     if x.shape is None or pads is None:
         return _unknown_dims(x)
     rank = len(x.shape)
-    axes = _given(ins, 3).ints() if arg(ins, 3) is not None else list(range(rank))
+    axes = given(ins, 3).ints() if arg(ins, 3) is not None else list(range(rank))
     if axes is None or len(pads) != 2 * len(axes):
         return _unknown_dims(x)
     dims = list(x.shape)
@@ -349,7 +333,7 @@ def pad(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("CenterCropPad")
 def center_crop_pad(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """CenterCropPad: the given `axes` (default all) take the target sizes."""
-    x, target = ins[0] or Known(), _given(ins, 1)
+    x, target = ins[0] or Known(), given(ins, 1)
     if x.shape is None or target.value is None:
         return _unknown_dims(x)
     axes = node.attrs.get("axes") or list(range(len(x.shape)))
@@ -379,11 +363,11 @@ def constant_of_shape(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("Range")
 def range_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """Range: ceil((limit - start) / delta) elements, computed when all three are known."""
-    start, limit, delta = (_given(ins, i) for i in range(3))
-    given = [k.numbers() for k in (start, limit, delta)]
-    if any(g is None or len(g) != 1 for g in given) or given[2] == [0]:
+    start, limit, delta = (given(ins, i) for i in range(3))
+    nums = [k.numbers() for k in (start, limit, delta)]
+    if any(g is None or len(g) != 1 for g in nums) or nums[2] == [0]:
         return Known(start.dtype, (None,))
-    a, b, step = (g[0] for g in given)  # type: ignore[index]
+    a, b, step = (g[0] for g in nums)  # type: ignore[index]
     n = max(math.ceil((b - a) / step), 0)
     value = tuple(a + i * step for i in range(n)) if n <= 64 else None
     return Known(start.dtype, (n,), value)
@@ -392,7 +376,7 @@ def range_(node: ir.Node, ins: Ins, ctx: Context) -> Known:
 @rule("OneHot")
 def one_hot(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     """OneHot: the indices' dims with `depth` inserted at `axis`."""
-    indices, depth, on_off = ins[0] or Known(), _given(ins, 1), _given(ins, 2)
+    indices, depth, on_off = ins[0] or Known(), given(ins, 1), given(ins, 2)
     if indices.shape is None:
         return Known(on_off.dtype)
     rank = len(indices.shape) + 1
@@ -458,14 +442,8 @@ def depth_space(node: ir.Node, ins: Ins, ctx: Context) -> Known:
         return _unknown_dims(x)
     n, c, h, w = x.shape
     if node.op_type == "DepthToSpace":
-        return Known(x.dtype, (n, _quotient((c,), [b * b]), product([h, b]), product([w, b])))
-    return Known(x.dtype, (n, product([c, b * b]), _quotient((h,), [b]), _quotient((w,), [b])))
-
-
-#: reductions computed on known 1-d values (flatten sizes: ReduceProd(Shape(x)[1:]))
-_REDUCE_VALUES = {"ReduceSum": lambda xs: _BINARY_VALUES["Sum"](*xs), "ReduceProd": product,
-                  "ReduceMax": lambda xs: _extreme(max)(*xs),
-                  "ReduceMin": lambda xs: _extreme(min)(*xs)}
+        return Known(x.dtype, (n, quotient((c,), [b * b]), product([h, b]), product([w, b])))
+    return Known(x.dtype, (n, product([c, b * b]), quotient((h,), [b]), quotient((w,), [b])))
 
 
 @rule("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
@@ -486,7 +464,7 @@ def reduce(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     picked = {axis_of(a, rank) for a in axes}
     shape = tuple(1 if i in picked else d for i, d in enumerate(x.shape)
                   if keep or i not in picked)
-    fn = _REDUCE_VALUES.get(node.op_type)
+    fn = REDUCTIONS.get(node.op_type)
     value = None
     if fn is not None and rank == 1 and x.value is not None and x.value:
         value = (fn(tuple(x.value)),)
@@ -516,7 +494,7 @@ def resize(node: ir.Node, ins: Ins, ctx: Context) -> Known:
     if node.op_type == "Upsample" or ctx.opset < 11:
         scales, sizes = floats_at(node, ins, "scales", 1), None
     else:
-        scales, sizes = _given(ins, 2).numbers(), _given(ins, 3).value
+        scales, sizes = given(ins, 2).numbers(), given(ins, 3).value
     axes = [axis_of(a, rank) for a in node.attrs.get("axes") or range(rank)]
     dims = list(x.shape)
     if sizes is not None and len(sizes) == len(axes):

@@ -102,7 +102,7 @@ def run_pyburn(op_type: str, inputs: Sequence[np.ndarray | None], attrs: dict[st
     assert spec is not None, f"pyburn registers no {op_type} for opset {opset}"
     kwargs = {k: to_pyburn(v, device) if isinstance(v, np.ndarray) else _decoded(v)
               for k, v in attrs.items()}
-    if spec.wants_device:
+    if "device" in spec.given:
         kwargs["device"] = device
     out = spec.fn(*[to_pyburn(a, device) for a in inputs], **kwargs)
     return list(out) if isinstance(out, tuple) else [out]

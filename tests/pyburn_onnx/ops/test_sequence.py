@@ -29,7 +29,7 @@ def call(op_type: str, *inputs: Any, device: Any, **attrs: Any) -> Any:
     """pyburn's registered `op_type` on inputs (numpy arrays become tensors on `device`)."""
     spec = registry.lookup(op_type, OPSET)
     assert spec is not None, op_type
-    if spec.wants_device:
+    if "device" in spec.given:
         attrs["device"] = device
     args = [to_pyburn(x, device) if isinstance(x, np.ndarray) else x for x in inputs]
     return spec.fn(*args, **attrs)
