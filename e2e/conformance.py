@@ -3,10 +3,11 @@ worker in headless Chromium, with pyburn's browser GpuRuntime on SwiftShader.
 
     python e2e/conformance.py [PYTEST_ARG...]     (default: -k wgpu, every wgpu test)
 
-`make test-browser-conformance` runs it (about a minute). pytest and its dependencies come
-from build/pyodide-wheels (the wheels of the Pyodide run), the test files and the golden file
-(build/conformance-golden.json, written by the desktop run) are copied into the worker's file
-system, and pytest runs there on the devices the browser has (wgpu, wgpu_nofusion, flex).
+`make test` runs it last (alone: `make test-browser-conformance`; about a minute). pytest and
+its dependencies come from build/pyodide-wheels (the wheels of the Pyodide run), the test
+files and the golden file (build/conformance-golden.json, written by the desktop run) are
+copied into the worker's file system, and pytest runs there on the devices the browser has
+(wgpu, wgpu_nofusion, flex).
 Exit status: pytest's.
 """
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections import namedtuple
+from collections import deque, namedtuple
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from . import buffer
-from .dtypes import int32
+from .dtypes import bool_, int32
 from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
 from .math_ops import binary, operand, where
 from .movement import broadcast_to, flip, permute, reshape, slice_dim
@@ -50,7 +50,7 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     if getattr(backend, "gpu", None) is None:  # the wgpu backends, fused or not, have one
         low, high = index.amin().item(), index.amax().item()
         if low < floor or high >= size:
-            raise IndexOutOfRange(_out_of_range(what, low, high, floor, size))
+            raise IndexOutOfRange(_out_of_range(what, low if low < floor else high, size))
         wrap_negatives = low < 0
     else:
         _GpuChecks.of(backend).add(index, floor, size, what)
@@ -60,16 +60,15 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     return index
 
 
-def _out_of_range(what: str, low: int, high: int, floor: int, size: int) -> str:
-    return f"{what}: index {low if low < floor else high} is out of range for size {size}"
+def _out_of_range(what: str, bad: int, size: int) -> str:
+    return f"{what}: index {bad} is out of range for size {size}"
 
 
 @dataclass(frozen=True)
 class _Check:
-    """One deferred range check: what `_out_of_range` needs, and where it was asked for."""
+    """What the message of a failed deferred range check names, but the bad index."""
 
     what: str
-    floor: int
     size: int
     caller: str
 
@@ -90,25 +89,25 @@ class _GpuChecks:
 
     Reading an index's bounds at once would make every gather wait for the GPU to finish
     the work queued before it: four waits per training step with cross_entropy (its gather
-    and backward's scatter_add), 182 ms a step instead of 69 in Chromium. Here each check
-    queues two reductions (the index's min and max), and the next read fetches the bounds
-    of every pending check at once and raises for the first that failed. By then the op
-    has run with indices out of range: WebGPU keeps every access within the buffers bound
-    to the kernel (it clamps or drops the others), and the tensors computed from the op hold
-    unspecified values.
+    and backward's scatter_add), 182 ms a step instead of 69 in Chromium. Here a check
+    queues the index's min and max and folds its verdict into two one-element tensors on
+    the GPU, the first failed check's number and its bad index (-1 while none failed); the
+    next read reads them and raises. A loop that never reads holds those two and no more.
+    By then the op has run with indices out of range: WebGPU keeps every access within the
+    buffers bound to the kernel (it clamps or drops the others), and the tensors computed
+    from the op hold unspecified values.
     """
-
-    #: pending bounds are joined into one tensor past this many pieces (a loop that never
-    #: reads holds one small tensor, not one per check)
-    JOIN_AT = 64
 
     def __init__(self, backend: Any):
         self.backend = backend
+        self.state: tuple[Any, Any] | None = None  # (number of the check, bad index)
+        # every check met so far, numbered: as many as the program has call sites and sizes
+        self.numbers: dict[_Check, int] = {}
         self.checks: list[_Check] = []
-        self.bounds: list[Any] = []  # 1-d int32 handles: (min, max) per check, in order
-        # (index, its handle, floor, size) of the checks since the last join: backward's
-        # scatter_add checks the index that forward's gather checked
-        self.recent: list[tuple[Tensor, Any, int, int]] = []
+        # (index handle, floor, size) of the latest checks: backward's scatter_add checks
+        # the index that forward's gather checked (another tensor over the same handle;
+        # handles are immutable)
+        self.recent: deque[tuple[Any, int, int]] = deque(maxlen=8)
 
     @classmethod
     def of(cls, backend: Any) -> _GpuChecks:
@@ -123,58 +122,72 @@ class _GpuChecks:
 
     def add(self, index: Tensor, floor: int, size: int, what: str) -> None:
         """Queue the check that every entry of `index` lies in ``[floor, size)``."""
-        if any(seen is index and h is index._h and (low, n) == (floor, size)
-               for seen, h, low, n in self.recent):
+        if any(h is index._h and (low, n) == (floor, size) for h, low, n in self.recent):
             return
-        be = self.backend
+        self.recent.append((index._h, floor, size))
+        check = _Check(what, size, _caller())
+        if check not in self.numbers:
+            self.numbers[check] = len(self.checks)
+            self.checks.append(check)
+        be, one = self.backend, self._one
         h = index._h if index.dtype is int32 else be.cast(index._h, int32)
-        axes = tuple(range(index.ndim))
-        self.bounds += [be.reshape(be.reduce(op, h, axes), (1,)) for op in ("min", "max")]
-        self.checks.append(_Check(what, floor, size, _caller()))
-        self.recent.append((index, index._h, floor, size))
-        if len(self.bounds) > self.JOIN_AT:
-            self.bounds, self.recent = [be.cat(self.bounds, 0)], []
+        low, high = (be.reshape(be.reduce(op, h, tuple(range(index.ndim))), (1,))
+                     for op in ("min", "max"))
+        below = be.binary("lt", low, one(floor), bool_)
+        failed = be.binary("logical_or", below, be.binary("ge", high, one(size), bool_), bool_)
+        verdict = (be.where(failed, one(self.numbers[check]), one(-1)), be.where(below, low, high))
+        self.state = verdict if self.state is None else self._first(self.state, verdict)
 
-    def _take(self) -> tuple[list[_Check], Any]:
-        """The pending checks and their bounds as one handle; nothing is pending after."""
-        checks, bounds = self.checks, self.bounds
-        self.checks, self.bounds, self.recent = [], [], []
-        return checks, bounds[0] if len(bounds) == 1 else self.backend.cat(bounds, 0)
+    def _one(self, value: int) -> Any:
+        return self.backend.full((1,), value, int32)
 
-    def _judge(self, checks: list[_Check], data: bytes) -> None:
-        values = buffer.unpack(data, int32)
-        for k, check in enumerate(checks):
-            low, high = values[2 * k], values[2 * k + 1]
-            if low < check.floor or high >= check.size:
-                raise IndexOutOfRange(
-                    f"{_out_of_range(check.what, low, high, check.floor, check.size)} (in "
-                    f"{check.caller}; checked on the GPU, reported at the next read)")
+    def _first(self, earlier: tuple[Any, Any], later: tuple[Any, Any]) -> tuple[Any, Any]:
+        """The verdict of two runs of checks: the earlier one's failure, if any."""
+        be = self.backend
+        failed = be.binary("ne", earlier[0], self._one(-1), bool_)
+        return be.where(failed, earlier[0], later[0]), be.where(failed, earlier[1], later[1])
 
     def settle(self) -> None:
-        """Read the pending bounds (blocking); raise for the first failed check."""
-        if self.checks:
-            checks, bounds = self._take()
-            with self._kept_on_failure(checks, bounds):
-                data = self.backend.to_bytes(bounds, (2 * len(checks),), int32)
-            self._judge(checks, data)
+        """Read the pending verdict (blocking); raise if a check failed."""
+        if self.state is not None:
+            state = self._take()
+            with self._kept_on_failure(state):
+                data = self.backend.to_bytes(self.backend.cat(state, 0), (2,), int32)
+            self._judge(data)
 
     async def settle_async(self) -> None:
         """Awaitable `settle`."""
-        if self.checks:
-            checks, bounds = self._take()
-            with self._kept_on_failure(checks, bounds):
-                data = await self.backend.to_bytes_async(bounds, (2 * len(checks),), int32)
-            self._judge(checks, data)
+        if self.state is not None:
+            state = self._take()
+            with self._kept_on_failure(state):
+                data = await self.backend.to_bytes_async(self.backend.cat(state, 0), (2,),
+                                                         int32)
+            self._judge(data)
+
+    def _take(self) -> tuple[Any, Any]:
+        """The pending verdict; checks queued from now on start a new one (the read of
+        this one runs the read hooks too, and may await)."""
+        state, self.state = self.state, None
+        self.recent.clear()
+        return state
 
     @contextmanager
-    def _kept_on_failure(self, checks: list[_Check], bounds: Any) -> Iterator[None]:
-        """Put the checks back if their read fails (a ReadbackError where a synchronous
-        read cannot wait): the next read settles them."""
+    def _kept_on_failure(self, state: tuple[Any, Any]) -> Iterator[None]:
+        """Keep the verdict if its read fails (a ReadbackError where a synchronous read
+        cannot wait): the next read settles it."""
         try:
             yield
         except BaseException:
-            self.checks[:0], self.bounds[:0] = checks, [bounds]
+            self.state = state if self.state is None else self._first(state, self.state)
             raise
+
+    def _judge(self, data: bytes) -> None:
+        number, bad = buffer.unpack(data, int32)
+        if number >= 0:
+            check = self.checks[number]
+            raise IndexOutOfRange(f"{_out_of_range(check.what, bad, check.size)} (in "
+                                  f"{check.caller}; checked on the GPU, reported at the next "
+                                  "read)")
 
 
 # ---- __getitem__ ---------------------------------------------------------------------------

@@ -227,14 +227,30 @@ def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
 
 
 def _layer_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    """``rstd * (g - mean(g) - y * mean(g * y))`` over the normalised dims, with y the
-    output and rstd the reciprocal standard deviation, both from x in tensor ops."""
-    x = inputs[0]
+    """With y the normalised x and rstd the reciprocal standard deviation (both from x in
+    tensor ops) and g' = g * weight: ``rstd * (g' - mean(g') - y * mean(g' * y))`` for x,
+    ``sum(g * y)`` for the weight and ``sum(g)`` for the bias, over the lead dims."""
+    x, *affine = inputs
+    weight = affine.pop(0) if ctx["weight"] else None
+    bias = affine.pop(0) if ctx["bias"] else None
     dims = tuple(range(x.ndim - ctx["ndims"], x.ndim))
+    lead = tuple(range(x.ndim - ctx["ndims"]))
     centred = x - x.mean(dims, keepdim=True)
     rstd = ((centred * centred).mean(dims, keepdim=True) + ctx["eps"]).rsqrt()
     y = centred * rstd
-    return (rstd * (g - g.mean(dims, keepdim=True) - y * (g * y).mean(dims, keepdim=True)),)
+
+    def over_lead(t: Tensor) -> Tensor:
+        return t.sum(lead) if lead else t
+
+    gy = g if weight is None else g * weight
+    grads: list[Tensor | None] = [
+        rstd * (gy - gy.mean(dims, keepdim=True) - y * (gy * y).mean(dims, keepdim=True))
+        if x.requires_grad else None]
+    if weight is not None:
+        grads.append(over_lead(g * y) if weight.requires_grad else None)
+    if bias is not None:
+        grads.append(over_lead(g) if bias.requires_grad else None)
+    return tuple(grads)
 
 
 def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:

@@ -13,10 +13,11 @@
 //
 // Register-blocked like matmul.wgsl: each invocation computes 4 rows by 4 columns (columns
 // are the output positions of every image in the box); a workgroup of {{rows}} x {{cols}}
-// invocations covers a tile of 4*{{rows}} rows by 4*{{cols}} columns. Per kernel offset an
-// invocation finds its four columns' input offsets once, then runs the channel loop with
-// nothing in it but loads and multiply-adds; a kernel offset none of its columns uses is
-// skipped. The loop runs over the piece [e0, e1) x [k0, k1) of channels and kernel offsets
+// invocations covers a tile of 4*{{rows}} rows by 4*{{cols}} columns. An invocation finds its
+// four columns' input offsets along a spatial dim once per kernel coordinate along it (three
+// nested loops), then runs the channel loop with nothing in it but loads and multiply-adds;
+// a kernel offset, row or plane that none of its columns uses is skipped. The loops run over
+// the piece of channels [e0, e1) and kernel coordinates [kd0, kd1) x [kh0, kh1) x [kw0, kw1)
 // that Python chose to fit the loop budget; pieces after the first add to the output.
 //
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
@@ -31,10 +32,10 @@ const QS = 3;      // output sizes [3]
 const SS = 6;      // input sizes [3]
 const KS = 9;      // kernel sizes [3]
 const MAP = 12;    // A[3], B[3], C[3], D[3]
-const PIECE = 24;  // e0, e1, k0, k1, accumulate (0 or 1)
-const OUT = 29;    // out: offset, strides along n, g, r, q[3]
-const X = 36;      // x: offset, strides along n, g, e, p[3]
-const W = 43;      // w: offset, strides along g, r, e, k[3]
+const PIECE = 24;  // e0, e1, kd0, kd1, kh0, kh1, kw0, kw1, accumulate (0 or 1)
+const OUT = 33;    // out: offset, strides along n, g, r, q[3]
+const X = 40;      // x: offset, strides along n, g, e, p[3]
+const W = 47;      // w: offset, strides along g, r, e, k[3]
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{element}}>;
@@ -51,23 +52,38 @@ fn load_w(i: i32) -> f32 {
     return {{load}};
 }
 
-// The input offsets along spatial dim d of four columns at output coordinates q, for kernel
+// A spatial dim's map from output to input coordinates (see the top of the file), read from
+// `info` once per invocation.
+struct Map {
+    a: i32,
+    b: i32,
+    c: i32,
+    step: i32,
+    size: i32,
+    stride: i32,
+}
+
+fn map_of(d: i32) -> Map {
+    return Map(info[MAP + d], info[MAP + 3 + d], info[MAP + 6 + d], info[MAP + 9 + d],
+               info[SS + d], info[X + 4 + d]);
+}
+
+// The input offsets along a spatial dim of four columns at output coordinates q, for kernel
 // coordinate k, and which of them exist.
 struct Along {
     at: vec4<i32>,
     ok: vec4<bool>,
 }
 
-fn along(d: i32, q: vec4<i32>, k: i32) -> Along {
-    let num = q * info[MAP + d] + vec4<i32>(k * info[MAP + 3 + d] + info[MAP + 6 + d]);
-    let step = info[MAP + 9 + d];
-    let size = vec4<i32>(info[SS + d]);
-    if (step == 1) {  // every convolution: no division (slow on CPU drivers)
-        return Along(num * info[X + 4 + d], (num >= vec4<i32>(0)) & (num < size));
+fn along(m: Map, q: vec4<i32>, k: i32) -> Along {
+    let num = q * m.a + vec4<i32>(k * m.b + m.c);
+    let size = vec4<i32>(m.size);
+    if (m.step == 1) {  // every convolution: no division (slow on CPU drivers)
+        return Along(num * m.stride, (num >= vec4<i32>(0)) & (num < size));
     }
-    let p = num / vec4<i32>(step);
-    let exact = (num % vec4<i32>(step)) == vec4<i32>(0);
-    return Along(p * info[X + 4 + d], (num >= vec4<i32>(0)) & (p < size) & exact);
+    let p = num / vec4<i32>(m.step);
+    let exact = (num % vec4<i32>(m.step)) == vec4<i32>(0);
+    return Along(p * m.stride, (num >= vec4<i32>(0)) & (p < size) & exact);
 }
 
 @compute @workgroup_size(64)
@@ -100,39 +116,55 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let w_step = vec4<i32>(info[W + 3]);
     let x_base = vec4<i32>(info[X] + g * info[X + 2] + e0 * info[X + 3]) + n4 * info[X + 1];
     let w_base = vec4<i32>(info[W] + g * info[W + 1] + e0 * info[W + 3]) + r4 * info[W + 2];
-    let plane = info[KS + 1] * info[KS + 2];
+    let md = map_of(0);
+    let mh = map_of(1);
+    let mw = map_of(2);
+    let w_kd = info[W + 4];
+    let w_kh = info[W + 5];
+    let w_kw = info[W + 6];
+    let kd1 = info[PIECE + 3];
+    let kh1 = info[PIECE + 5];
+    let kw1 = info[PIECE + 7];
     var acc: array<vec4<f32>, 4>;
-    for (var k = info[PIECE + 2]; k < info[PIECE + 3]; k++) {
-        let kd = k / plane;
-        let kh = (k / info[KS + 2]) % info[KS + 1];
-        let kw = k % info[KS + 2];
-        let pd = along(0, qd, kd);
-        let ph = along(1, qh, kh);
-        let pw = along(2, qw, kw);
-        let ok = pd.ok & ph.ok & pw.ok;
-        if (!any(ok)) {
+    for (var kd = info[PIECE + 2]; kd < kd1; kd++) {
+        let pd = along(md, qd, kd);
+        if (!any(pd.ok)) {
             continue;
         }
-        // a column without an input position reads its image's first element, discarded
-        var xk = x_base + select(vec4<i32>(0), pd.at + ph.at + pw.at, ok);
-        var wk = w_base + vec4<i32>(kd * info[W + 4] + kh * info[W + 5] + kw * info[W + 6]);
-        for (var e = e0; e < e1; e++) {
-            let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));
-            let bv = select(vec4<f32>(0.0),
-                            vec4<f32>(load_x(xk.x), load_x(xk.y), load_x(xk.z), load_x(xk.w)),
-                            ok);
-            acc[0] += av.x * bv;
-            acc[1] += av.y * bv;
-            acc[2] += av.z * bv;
-            acc[3] += av.w * bv;
-            xk += x_step;
-            wk += w_step;
+        for (var kh = info[PIECE + 4]; kh < kh1; kh++) {
+            let ph = along(mh, qh, kh);
+            let ok_dh = pd.ok & ph.ok;
+            if (!any(ok_dh)) {
+                continue;
+            }
+            let w_dh = w_base + vec4<i32>(kd * w_kd + kh * w_kh);
+            for (var kw = info[PIECE + 6]; kw < kw1; kw++) {
+                let pw = along(mw, qw, kw);
+                let ok = ok_dh & pw.ok;
+                if (!any(ok)) {
+                    continue;
+                }
+                // a column without an input position reads its image's first element, unused
+                var xk = x_base + select(vec4<i32>(0), pd.at + ph.at + pw.at, ok);
+                var wk = w_dh + vec4<i32>(kw * w_kw);
+                for (var e = e0; e < e1; e++) {
+                    let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));
+                    let bv = select(vec4<f32>(0.0), vec4<f32>(load_x(xk.x), load_x(xk.y),
+                                                              load_x(xk.z), load_x(xk.w)), ok);
+                    acc[0] += av.x * bv;
+                    acc[1] += av.y * bv;
+                    acc[2] += av.z * bv;
+                    acc[3] += av.w * bv;
+                    xk += x_step;
+                    wk += w_step;
+                }
+            }
         }
     }
     let out_base = info[OUT] + g * info[OUT + 2];
     let out_col = n4 * info[OUT + 1] + qd * info[OUT + 4] + qh * info[OUT + 5]
         + qw * info[OUT + 6];
-    let accumulate = info[PIECE + 4] != 0;
+    let accumulate = info[PIECE + 8] != 0;
     for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {
             if (row + i < rows && col + j < columns) {

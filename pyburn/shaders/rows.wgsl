@@ -1,31 +1,46 @@
 // Row-wise normalisations (softmax, log_softmax, layer_norm): for every group g of the kept
 // dims, the row of x over the row dims is read once to gather a statistic, then again to
-// write out[g, r] = finish(x[g, r], statistic). `threads` invocations share a row: each
+// write out[g, r] = finish(x[g, r], r, statistic). `threads` invocations share a row: each
 // folds every threads-th element into its own statistic, then they combine theirs as a tree
-// in workgroup memory, so the whole row is one kernel.
+// in workgroup memory, so the whole row is one kernel. layer_norm's finish also applies its
+// weight and bias (contiguous, of the row's shape: element r of the row is weight[r]).
 //
 // Placeholders
 //   workgroup, threads  invocations per workgroup and per row (powers of two)
-//   element             the stored type of x and out
+//   element             the stored type of x, out, weight and bias
 //   load, store         stored `v` as f32, f32 `s` as element
 //   identity            the empty statistic (a Stat)
 //   fold                the body of `fold(s: Stat, v: f32) -> Stat` (one more element)
 //   combine             the body of `combine(a: Stat, b: Stat) -> Stat`
-//   finish              the body of `finish(v: f32, s: Stat) -> f32` (the row's statistic s)
+//   finish              the body of `finish(v: f32, r: i32, s: Stat) -> f32` (element r of
+//                       the row, whose statistic is s)
 //   functions           helper functions the three bodies call (may be empty)
 //
-// info: [rows, row length, kept rank K, row rank R, parameter (f32 bits), kept shape[K],
-//        row shape[R], x: offset, kept strides[K], row strides[R], out: the same]
+// info: [rows, row length, kept rank K, row rank R, parameter (f32 bits), weight offset,
+//        bias offset, kept shape[K], row shape[R], x: offset, kept strides[K],
+//        row strides[R], out: the same]
+
+const ROWS = 0;
+const LENGTH = 1;
+const KEPT = 2;
+const REDUCED = 3;
+const PARAMETER = 4;
+const WEIGHT = 5;
+const BIAS = 6;
+const SHAPE = 7;
 
 struct Stat {
     a: f32,
     b: f32,
     c: f32,
+    d: f32,
 }
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{element}}>;
 @group(0) @binding(2) var<storage, read> x: array<{{element}}>;
+@group(0) @binding(3) var<storage, read> weight: array<{{element}}>;
+@group(0) @binding(4) var<storage, read> bias: array<{{element}}>;
 var<workgroup> partial: array<Stat, {{workgroup}}>;
 
 {{functions}}
@@ -38,18 +53,18 @@ fn combine(a: Stat, b: Stat) -> Stat {
 {{combine}}
 }
 
-fn finish(v: f32, s: Stat) -> f32 {
+fn finish(v: f32, r: i32, s: Stat) -> f32 {
 {{finish}}
 }
 
 // Offset of element r of a row, relative to the row's start, in the operand whose strides
 // start at info[strides].
 fn along(r: i32, strides: i32) -> i32 {
-    let reduced = info[3];
+    let reduced = info[REDUCED];
     if (reduced == 1) {
         return r * info[strides];
     }
-    return pb_strided(r, reduced, 5 + info[2], strides);
+    return pb_strided(r, reduced, SHAPE + info[KEPT], strides);
 }
 
 fn load_x(i: i32) -> f32 {
@@ -62,15 +77,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let lane = i32(lid) % {{threads}};
     let g = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
-    let kept = info[2];
-    let reduced = info[3];
-    let length = info[1];
-    let at_x = 5 + kept + reduced;
+    let kept = info[KEPT];
+    let reduced = info[REDUCED];
+    let length = info[LENGTH];
+    let at_x = SHAPE + kept + reduced;
     let at_out = at_x + 1 + kept + reduced;
     var x_base = 0;
     var stat = {{identity}};
-    if (g < info[0]) {
-        x_base = info[at_x] + pb_strided(g, kept, 5, at_x + 1);
+    if (g < info[ROWS]) {
+        x_base = info[at_x] + pb_strided(g, kept, SHAPE, at_x + 1);
         for (var r = lane; r < length; r += {{threads}}) {
             stat = fold(stat, load_x(x_base + along(r, at_x + 1 + kept)));
         }
@@ -84,10 +99,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
     }
     let total = partial[lid - u32(lane)];
-    if (g < info[0]) {
-        let out_base = info[at_out] + pb_strided(g, kept, 5, at_out + 1);
+    if (g < info[ROWS]) {
+        let out_base = info[at_out] + pb_strided(g, kept, SHAPE, at_out + 1);
         for (var r = lane; r < length; r += {{threads}}) {
-            let s = finish(load_x(x_base + along(r, at_x + 1 + kept)), total);
+            let s = finish(load_x(x_base + along(r, at_x + 1 + kept)), r, total);
             out[out_base + along(r, at_out + 1 + kept)] = {{store}};
         }
     }

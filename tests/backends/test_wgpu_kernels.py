@@ -219,9 +219,12 @@ def test_softmax_of_infinities_and_nan(ref, log):
 
 
 @pytest.mark.parametrize("shape", [(5,), (6, 5)])
-def test_layer_norm(ref, shape):
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm(ref, shape, affine):
     x = ref.floats(3, 6, 5) * 4.0 + 1.0
-    ref.check(F.layer_norm, TF.layer_norm, x, shape, ref.floats(*shape), ref.floats(*shape))
+    weight = ref.floats(*shape) if affine in ("weight", "both") else None
+    bias = ref.floats(*shape) if affine in ("bias", "both") else None
+    ref.check(F.layer_norm, TF.layer_norm, x, shape, weight, bias)
     ref.check(lambda x: F.layer_norm(x.mT, (6,), eps=1e-3),
               lambda x: TF.layer_norm(x.mT, (6,), eps=1e-3), x)
 
@@ -232,7 +235,8 @@ def test_rows_in_pieces(ref, tiny, kernels_run):
     ref.check(lambda x: F.softmax(x, dim=-1), lambda x: torch.softmax(x, -1), ref.floats(9, 40))
     ref.check(lambda x: F.log_softmax(x, dim=0), lambda x: torch.log_softmax(x, 0),
               ref.floats(4000, 2))
-    ref.check(F.layer_norm, TF.layer_norm, ref.floats(2, 4000), (4000,), tol=PERMISSIVE)
+    ref.check(F.layer_norm, TF.layer_norm, ref.floats(2, 4000), (4000,), ref.floats(4000),
+              ref.floats(4000), tol=PERMISSIVE, grad=False)
     ref.check(F.layer_norm, TF.layer_norm, ref.floats(7, 3, 11), (3, 11))
     assert kernels_run.count("rows") > 4 and "reduce" in kernels_run
 

@@ -66,6 +66,8 @@ class Capabilities:
         """softmax or log_softmax along `axis`, one kernel (``rows.wgsl``)."""
         return self._wrap(rows.softmax(self.gpu, self.ready(x), axis, log))
 
-    def layer_norm(self, x: Any, ndims: int, eps: float) -> Any:
-        """Normalisation over the trailing `ndims` dims, one kernel (``rows.wgsl``)."""
-        return self._wrap(rows.layer_norm(self.gpu, self.ready(x), ndims, eps))
+    def layer_norm(self, x: Any, weight: Any, bias: Any, ndims: int, eps: float) -> Any:
+        """Normalisation over the trailing `ndims` dims with its weight and bias (either may
+        be None), one kernel (``rows.wgsl``)."""
+        weight, bias = (None if t is None else self.ready(t) for t in (weight, bias))
+        return self._wrap(rows.layer_norm(self.gpu, self.ready(x), weight, bias, ndims, eps))

@@ -57,16 +57,16 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, out: GpuTensor, groups: int, row
                     load=kind.load("v"), store=kind.store("s"))
     maps3 = [(1, 1, 0, 1)] * (3 - len(maps)) + list(maps)
     geometry = [*q, *s, *k, *(m[i] for i in range(4) for m in maps3)]
-    offsets = math.prod(k)
-    loops = pieces((depth, offsets), lambda e: e[1] * (e[0] + 2))
+    loops = pieces((depth, *k), lambda e: e[1] * (e[2] * (e[3] * (e[0] + 2) + 2) + 2))
     for box in gpu.launches((x.shape[0], groups, rows), operands):
         nb, gb, rb = box.extents
         o, xp, wp = (box.operands[i] for i in (1, 2, 3))
         placed = [o.offset, *o.strides, *q_strides, xp.offset, *xp.strides[:2], x.strides[1],
                   *s_strides, wp.offset, *wp.strides[1:], w_strides[2], *k_strides]
         count = gb * -(-rb // (4 * along_rows)) * -(-(nb * math.prod(q)) // (4 * along_cols))
-        for (e0, k0), (ne, nk) in loops:
-            piece = [e0, e0 + ne, k0, k0 + nk, int(e0 > 0 or k0 > 0)]
+        for starts, extents in loops:
+            piece = [v for a, n in zip(starts, extents) for v in (a, a + n)]
+            piece.append(int(any(starts)))
             gpu.dispatch(source, box, [nb, gb, rb, *geometry, *piece, *placed], count)
 
 

@@ -35,6 +35,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...dtypes import DType
 from ...errors import ArgumentError
@@ -42,6 +43,9 @@ from .handle import GpuTensor, Shape, contiguous_strides
 from .kinds import kind_of
 from .pool import BufferPool, Storage
 from .runtime import Binding, GpuRuntime
+
+if TYPE_CHECKING:
+    from .transfer import ReadHook
 
 #: llvmpipe stops an invocation's loops after 65,535 iterations, silently; the count runs over
 #: every loop the invocation enters, and an iteration of a loop that runs an inner loop of k
@@ -254,7 +258,7 @@ class Gpu:
         self.scalars = ScalarCache(self.pool)
         #: checks that computed their verdict on this GPU and raise, if it failed, at the
         #: next read (see `transfer.ReadHook`), so that checking never waits for the GPU
-        self.read_hooks: list = []
+        self.read_hooks: list[ReadHook] = []
 
     def empty(self, shape: Shape, dtype: DType) -> GpuTensor:
         """A new contiguous tensor with undefined contents."""

@@ -301,7 +301,12 @@ def reduce_fused(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType
     kind = kind_of(dtype)
     x = keep_source if keep_source is not None else gpu.empty(shape, dtype)
     launch_map(gpu, x, source.reads, kind.store(source.value), source.body)
-    best = _arg_by_value(gpu, op, x, axes[0])
+    if len(axes) > 1:  # over every dim (the index is row-major): over the flat elements
+        assert len(axes) == len(shape), "an arg-reduction is over one dim or all of them"
+        best = _arg_by_value(gpu, op, x.view((x.numel,), (1,), x.offset), 0)
+        best = best.view(tail.out.shape, (0,) * len(shape), best.offset)
+    else:
+        best = _arg_by_value(gpu, op, x, axes[0])
     if tail.keep is not None:
         copy_into(gpu, tail.keep, best)
     launch_map(gpu, tail.out, [Read.of(ANCHOR, best), *tail.fragment.reads],

@@ -22,13 +22,14 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``softmax(x, axis, log)``: softmax of x along `axis` (log_softmax when `log`), shifted
     by the row's max where that is finite, by 0 where it is not (as the composite is).
 ``"layer_norm"``
-    ``layer_norm(x, ndims, eps)``: ``(x - mean) / sqrt(var + eps)`` over the trailing
-    `ndims` dims (biased variance), without the affine part.
+    ``layer_norm(x, weight, bias, ndims, eps)``: ``(x - mean) / sqrt(var + eps) * weight +
+    bias`` over the trailing `ndims` dims (biased variance); `weight` and `bias` have those
+    dims' shape, and either may be None (no scale, no shift).
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with tensor ops, so gradients of gradients work: the three conv ops are each other's
 adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, softmax's uses
-its output (computed again by this same op) and layer_norm's is the composite's gradient
+its output (computed again by this same op) and layer_norm's are the composite's gradients
 written out. Arguments are checked by the callers; `offered` is the one place that decides
 between a capability and the composite.
 """
@@ -146,7 +147,12 @@ def softmax(x: Tensor, dim: int, log: bool) -> Tensor:
     return result(handle, x.shape, x.dtype, "softmax", (x,), dim=dim, log=log)
 
 
-def layer_norm(x: Tensor, ndims: int, eps: float) -> Tensor:
-    """The backend's normalisation of x over its trailing `ndims` dims (no affine part)."""
-    handle = x.device.backend.layer_norm(x._h, ndims, eps)
-    return result(handle, x.shape, x.dtype, "layer_norm", (x,), ndims=ndims, eps=eps)
+def layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, ndims: int,
+               eps: float) -> Tensor:
+    """The backend's normalisation of x over its trailing `ndims` dims, scaled by `weight`
+    and shifted by `bias` where given (each of those dims' shape)."""
+    affine = tuple(t for t in (weight, bias) if t is not None)
+    handle = x.device.backend.layer_norm(x._h, None if weight is None else weight._h,
+                                         None if bias is None else bias._h, ndims, eps)
+    return result(handle, x.shape, x.dtype, "layer_norm", (x, *affine), ndims=ndims, eps=eps,
+                  weight=weight is not None, bias=bias is not None)

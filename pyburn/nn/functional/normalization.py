@@ -23,13 +23,18 @@ from .windows import check_min_rank
 _EPS = {"float16": 2.0**-10, "float32": 2.0**-23, "float64": 2.0**-52}
 
 
-def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple[int, ...],
-            view: tuple[int, ...], op: str) -> Tensor:
-    """``y * weight + bias`` with each (of `shape`, if given) reshaped to `view`."""
+def _check_affine(weight: Tensor | None, bias: Tensor | None, shape: tuple[int, ...],
+                  op: str) -> None:
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (not isinstance(t, Tensor) or t.shape != shape):
             raise ShapeError(f"{op}: {name} must have shape {shape}, got "
                              f"{getattr(t, 'shape', t)}")
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple[int, ...],
+            view: tuple[int, ...], op: str) -> Tensor:
+    """``y * weight + bias`` with each (of `shape`, if given) reshaped to `view`."""
+    _check_affine(weight, bias, shape, op)
     if weight is not None:
         y = y * weight.reshape(view)
     if bias is not None:
@@ -159,12 +164,12 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     """
     x = _floating(input, "layer_norm")
     shape = _trailing(x, normalized_shape, "layer_norm")
-    if offered(LAYER_NORM, x):
-        y = capability.layer_norm(x, len(shape), eps)
-    else:
-        dims = tuple(range(x.ndim - len(shape), x.ndim))
-        mean = x.mean(dims, keepdim=True)
-        y = (x - mean) * (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
+    _check_affine(weight, bias, shape, "layer_norm")
+    if offered(LAYER_NORM, x, *(t for t in (weight, bias) if t is not None)):
+        return capability.layer_norm(x, weight, bias, len(shape), eps)
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(dims, keepdim=True)
+    y = (x - mean) * (x.var(dims, keepdim=True, correction=0) + eps).rsqrt()
     return _affine(y, weight, bias, shape, shape, "layer_norm")
 
 

@@ -26,7 +26,7 @@ import itertools
 import weakref
 from collections.abc import Sequence
 
-from ....dtypes import DType, bool_
+from ....dtypes import DType, bool_, int32
 from ...base import Backend, Shape
 from ..backend import WgpuBackend
 from ..capabilities import Capabilities
@@ -175,6 +175,13 @@ class FusionBackend(Capabilities, Backend):
         t = x.tensor
         if 0 in t.shape:
             return self._wrap(self.inner.arg_reduce(op, self.ready(x), axis))
+        if t.node is not None and t.node.kind == "reshape" and len(t.shape) == 1:
+            # over a flattened pending tensor (``argmax()``): over all its dims instead, the
+            # index the same (row-major), where the flat view may not be readable in place
+            whole = t.node.args[0]
+            dims = tuple(range(len(whole.shape)))
+            found = self._record("arg_reduce", op, (whole,), (1,) * len(dims), int32, dims)
+            return self.reshape(found, (1,))
         shape = tuple(1 if d == axis else n for d, n in enumerate(t.shape))
         return self._record("arg_reduce", op, (t,), shape, result_dtype(op, t.dtype), (axis,))
 
