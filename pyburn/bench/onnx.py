@@ -58,7 +58,8 @@ def _inference_rows(settings: Settings, torch: Any, ort: Any) -> list[Row]:
             torch.onnx.export(model, inputs, buffer, dynamo=False, opset_version=17)
         data = buffer.getvalue()
         ours = pyburn.onnx.load(data, device="cpu")
-        session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(data, _quiet_options(ort),
+                                       providers=["CPUExecutionProvider"])
         feed = {i.name: x.numpy() for i, x in zip(session.get_inputs(), inputs)}
         args = [pyburn.from_numpy(x.numpy(), device="cpu") for x in inputs]
         times = measure({"pyburn": lambda m=ours, a=args: m(*a).numpy(),
@@ -66,6 +67,15 @@ def _inference_rows(settings: Settings, torch: Any, ort: Any) -> list[Row]:
         rows.append(Row.compare("onnx.cpu", case, "ms", lambda s: s * 1e3, times, "peer",
                                 label, TARGET, settings.quick))
     return rows
+
+
+def _quiet_options(ort: Any) -> Any:
+    """onnxruntime's session options with its worker threads' spin-waiting off: by default
+    they keep spinning after each run, which would slow the interleaved pyburn runs down."""
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return options
 
 
 def _big_model(layers: int, width: int) -> Any:

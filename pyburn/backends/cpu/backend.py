@@ -127,10 +127,13 @@ class CpuBackend(Backend):
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
         """Wrap `data` without copying when it is immutable (``bytes``, or a read-only view
-        such as a memory-mapped file); writable buffers are copied, since their owner may
-        still write into them."""
+        such as a memory-mapped file) and aligned; writable buffers are copied, since their
+        owner may still write into them."""
         array = np.frombuffer(data, dtype=_LITTLE_ENDIAN[dtype])
-        if not (isinstance(data, bytes) or (isinstance(data, memoryview) and data.readonly)):
+        # a view at an odd address (a tensor inside an ONNX file) is copied too: numpy
+        # cannot hand unaligned arrays to BLAS and falls back to loops 100x slower
+        if not (isinstance(data, bytes) or (isinstance(data, memoryview) and data.readonly)) \
+                or not array.flags.aligned:
             array = array.copy()
         return array.astype(NUMPY_DTYPES[dtype], copy=False).reshape(shape)
 

@@ -324,3 +324,20 @@ for _name in (*BINARY, "ne", *BITWISE, "fmod", "remainder", "floor_divide"):
     EMITTERS[f"binary:{_name}"] = _binary
 for _name in (*REDUCE, "any", "all"):
     EMITTERS[f"reduce:{_name}"] = _reduce
+
+
+@_emitter("softmax")
+def _softmax(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused softmax / log_softmax (wgpu)
+    b.node("LogSoftmax" if ev.ctx["log"] else "Softmax", [b.value(ev.inputs[0])], outs[0],
+           axis=ev.ctx["dim"])
+
+
+@_emitter("layer_norm")
+def _layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused layer norm (wgpu): ONNX's LayerNormalization requires a scale
+    b.require(17, "a fused layer_norm")
+    if not ev.ctx["weight"]:
+        raise Unsupported("a fused layer_norm without a weight")
+    b.node("LayerNormalization", [b.value(r) for r in ev.inputs], outs[0],
+           axis=-ev.ctx["ndims"], epsilon=ev.ctx["eps"])
