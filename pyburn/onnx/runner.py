@@ -123,7 +123,9 @@ class Program:
     def run(self, env: Mapping[str, Any]) -> list[Any]:
         """The graph's outputs, computed from `env` (inputs, parameters, constants and, for
         a subgraph, every value of the enclosing scopes)."""
-        values: MutableMapping[str, Any] = ChainMap({}, env)  # type: ignore[arg-type]
+        # a plain dict where it can be (ChainMap lookups run in Python, a dict's in C)
+        values: MutableMapping[str, Any] = dict(env) if isinstance(env, dict) else \
+            ChainMap({}, env)  # type: ignore[arg-type]
         for step in self.steps:
             for name, value in zip(step.node.outputs, self._call(step, values)):
                 if name:
@@ -136,9 +138,10 @@ class Program:
     def _call(self, step: Step, values: Mapping[str, Any]) -> list[Any]:
         node = step.node
         args = [values[n] if n else None for n in node.inputs]
-        kwargs = dict(step.attrs)
-        for key, body in step.bodies.items():
-            kwargs[key] = _closure(body, values)
+        kwargs = step.attrs
+        if step.bodies:
+            kwargs = {**kwargs, **{key: _closure(body, values)
+                                   for key, body in step.bodies.items()}}
         try:
             out = step.spec.fn(*args, **kwargs)
         except PyburnError as exc:
