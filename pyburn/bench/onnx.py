@@ -70,9 +70,12 @@ def _inference_rows(settings: Settings, torch: Any, ort: Any) -> list[Row]:
 
 
 def _quiet_options(ort: Any) -> Any:
-    """onnxruntime's session options with its worker threads' spin-waiting off: by default
-    they keep spinning after each run, which would slow the interleaved pyburn runs down."""
+    """onnxruntime's session options: the thread count numpy's BLAS has, and the worker
+    threads' spin-waiting off (by default they keep spinning after each run, which would
+    slow the interleaved pyburn runs down)."""
     options = ort.SessionOptions()
+    # as many threads as numpy's BLAS gets (OPENBLAS_NUM_THREADS), else its default
+    options.intra_op_num_threads = int(os.environ.get("OPENBLAS_NUM_THREADS", "0") or 0)
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return options
