@@ -2,10 +2,10 @@
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
 store, onnx, gpu, web); each holds a ``BENCHMARKS`` tuple whose entries are named
-``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives pyburn's median, its
-fastest run, the peer's median, the ratio of their speeds and the target with a pass/miss
-mark. Peers (numpy, PyTorch, plain Python) are optional: a missing one is reported as "not
-installed".
+``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
+pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
+target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
+one is reported as "not installed".
 
 >>> from pyburn import bench
 >>> [b.name for b in bench.select(["matmul"])]
