@@ -11,7 +11,7 @@
 //
 // Placeholders: workgroup (64: 8x8); element, out_type (stored types); T (compute type);
 // load (stored element `v` as T); bindings (declarations of the epilogue's operands, from
-// binding 4 on); bases (`let base_k = base(batch, k);` for them); epilogue (statements
+// binding 4 on); bases (where each starts, and its strides along M and N); epilogue (statements
 // computing `result`, the value stored to out, from `anchor`, the product, at row `r` and
 // column `c`).
 // info: [M, N, K, batches, batch rank B, batch shape[B], then per operand (out, a, b, then
@@ -80,7 +80,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         ak += a_step;
         bk += b_step;
     }
+    // what the stores need from info, loaded before any store (a store to out could, for
+    // all the compiler knows, change info)
     let base0 = base(batch, 0);
+    let rows0 = stride(0, 0);
+    let cols0 = stride(0, 1);
 {{bases}}
     for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {
@@ -88,7 +92,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let c = col + j;
             if (r < m && c < n) {
 {{epilogue}}
-                out[base0 + r * stride(0, 0) + c * stride(0, 1)] = result;
+                out[base0 + r * rows0 + c * cols0] = result;
             }
         }
     }

@@ -5,6 +5,10 @@
 // carries an element index beside the value, which only the arg reductions use: combining
 // by explicit index makes "the first index wins" independent of the order of combination.
 //
+// A long group may be cut into segments, each folded by invocations of its own (so that a
+// few long groups still keep every core busy, and loops stay short): each segment's result
+// goes to a slot of its own, and another reduction combines the slots.
+//
 // The source is elementwise code over any number of inputs (a plain reduction reads one;
 // the fusion backend's producers compute theirs on the fly), and the group's result goes
 // through elementwise code of its own (an epilogue: a fused consumer) before it is stored.
@@ -16,8 +20,8 @@
 //   acc                 the accumulator's value type
 //   identity            the accumulator's starting value (an expression of type acc)
 //   combine             the body of `combine(a: Acc, b: Acc) -> Acc`
-//   reduced_at          the body of `reduced_at(r, k)` (general, or the one-dim form)
-//   bases               `let base_k = group_at(g, k);` for the operands read in the loop
+//   bases               where each operand read in the loop starts for group g (and, with
+//                       one reduced dim, its stride along it)
 //   hoisted             loads of the source inputs that are the same across the group
 //   loads               statements computing the source at element r (loads, then steps)
 //   value               the source element as acc
@@ -25,8 +29,9 @@
 //   finish              statements turning the group's result `best: Acc` into the
 //                       value stored to out, `result` (the epilogue)
 //
-// info: [groups, count, kept rank K, reduced rank R, kept shape[K], reduced shape[R],
-//        then per operand k (1 = out, 2.. = the others): offset, kept strides[K],
+// info: [groups times segments, count, kept rank K, reduced rank R, segments, segment
+//        length, out's stride from one segment's slot to the next, kept shape[K], reduced
+//        shape[R], then per operand k (1 = out, 2.. = the others): offset, kept strides[K],
 //        reduced strides[R]]
 
 struct Acc {
@@ -45,30 +50,34 @@ fn combine(a: Acc, b: Acc) -> Acc {
 
 // Where operand k's metadata starts.
 fn block(k: i32) -> i32 {
-    return 4 + info[2] + info[3] + (k - 1) * (1 + info[2] + info[3]);
+    return 7 + info[2] + info[3] + (k - 1) * (1 + info[2] + info[3]);
 }
 
 // Offset of group g's first element in operand k.
 fn group_at(g: i32, k: i32) -> i32 {
     let b = block(k);
-    return info[b] + pb_strided(g, info[2], 4, b + 1);
+    return info[b] + pb_strided(g, info[2], 7, b + 1);
 }
 
 // Offset of element r of a group in operand k, relative to the group's first element.
 fn reduced_at(r: i32, k: i32) -> i32 {
-{{reduced_at}}
+    return pb_strided(r, info[3], 7 + info[2], block(k) + 1 + info[2]);
 }
 
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let lane = i32(lid) % {{threads}};
-    let g = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
+    let work = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
+    let g = work / info[4];
+    let segment = work % info[4];
+    let start = segment * info[5];
+    let stop = min(info[1], start + info[5]);
     var acc = Acc({{identity}}, 0x7fffffff);
-    if (g < info[0]) {
+    if (work < info[0]) {
 {{bases}}
 {{hoisted}}
-        for (var r = lane; r < info[1]; r += {{threads}}) {
+        for (var r = start + lane; r < stop; r += {{threads}}) {
 {{loads}}
 {{kept_source}}
             acc = combine(acc, Acc({{value}}, r));
@@ -82,9 +91,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
     }
-    if (lane == 0 && g < info[0]) {
+    if (lane == 0 && work < info[0]) {
         let best = partial[lid];
 {{finish}}
-        out[group_at(g, 1)] = result;
+        out[group_at(g, 1) + segment * info[6]] = result;
     }
 }

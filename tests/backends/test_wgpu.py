@@ -218,7 +218,10 @@ def test_training_does_not_grow_gpu_memory():
     settled = None
     for i in range(1020):
         last = step()
-        if i == 19:
+        # a pending graph nothing reads (the deferred range checks of the labels) holds
+        # what it reads until it reaches a kernel's size limit: the pool settles after
+        # a few dozen steps
+        if i == 99:
             gc.collect()
             settled = pool.stats().allocated_bytes
     gc.collect()

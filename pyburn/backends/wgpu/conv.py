@@ -52,7 +52,7 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, out: GpuTensor, groups: int, row
         3: Operand(w.storage, w.offset, (0, w_strides[0], w_strides[1]), itemsize,
                    (depth - 1) * w_strides[2] + span(k, k_strides)),
     }
-    along_rows, along_cols = tiles(rows)
+    along_rows, along_cols = tiles(rows, x.shape[0] * math.prod(q))
     source = render("conv", rows=along_rows, cols=along_cols, element=kind.storage,
                     load=kind.load("v"), store=kind.store("s"))
     maps3 = [(1, 1, 0, 1)] * (3 - len(maps)) + list(maps)
@@ -140,7 +140,7 @@ def conv_weight(gpu: Gpu, x: GpuTensor, g: GpuTensor, kernel: Ints, stride: Ints
         3: Operand(x.storage, x.offset, (x.strides[0], columns * x.strides[1], 0,
                                          x.strides[1]), itemsize, span(s, s_strides)),
     }
-    along_rows, along_cols = tiles(rows)
+    along_rows, along_cols = tiles(rows, columns)
     source = render("conv_weight", rows=along_rows, cols=along_cols, element=kind.storage,
                     load=kind.load("v"), store=kind.store("s"))
     offsets = math.prod(k)

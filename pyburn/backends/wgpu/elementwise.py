@@ -87,12 +87,15 @@ def indent(text: str, spaces: int) -> str:
     return "\n".join(" " * spaces + line if line else line for line in text.splitlines())
 
 
-#: `at(i, k)` of map.wgsl: the general form, and the one for a one-dim space (most calls,
-#: once `coalesce` has merged contiguous dims), which needs no division
+#: `at(i, k)` of map.wgsl: the general form; the one for a one-dim space (most calls, once
+#: `coalesce` has merged contiguous dims), which needs no division; and the one where every
+#: operand that moves is contiguous, which tells the shader compiler that neighbouring
+#: points are neighbouring elements
 _AT_GENERAL = """    let rank = info[1];
     let base = 2 + rank + k * (rank + 1);
     return info[base] + pb_strided(i, rank, 2, base + 1);"""
 _AT_LINEAR = "    return info[3 + 2 * k] + i * info[4 + 2 * k];"
+_AT_CONTIGUOUS = "    return info[3 + 2 * k] + i;"
 
 
 def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
@@ -110,8 +113,12 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
         point = "0" if not any(st) else "i"
         (uniforms if point == "0" else loads).append(
             f"let {read.name} = {read.load.format(buf=f'in{k}', at=f'at({point}, {k})')};")
+    if len(dims) != 1:
+        at = _AT_GENERAL
+    else:  # (uniform inputs are read at point 0, where any stride does)
+        at = _AT_CONTIGUOUS if all(st in ((0,), (1,)) for st in strides) else _AT_LINEAR
     source = render("map", workgroup=WORKGROUP, unroll=UNROLL, out_type=out.kind.storage,
-                    inputs="\n".join(decls), at=_AT_LINEAR if len(dims) == 1 else _AT_GENERAL,
+                    inputs="\n".join(decls), at=at,
                     uniforms=indent("\n".join(uniforms), 4),
                     loads=indent("\n".join([*loads, body]), 12), value=value)
 

@@ -42,8 +42,9 @@ def _epilogue(tail: Epilogue, anchor: str, first: int) -> tuple[list[str], list[
         (f"epi{j}", r.element, r) for j, r in enumerate(tail.fragment.reads)]
     for k, (name, element, read) in enumerate(buffers, start=first):
         decls.append(declare(k + 1, name, element, read is None))
-        bases.append(f"let base{k} = base(batch, {k});")
-        at = f"base{k} + r * stride({k}, 0) + c * stride({k}, 1)"
+        bases += [f"let base{k} = base(batch, {k});", f"let rows{k} = stride({k}, 0);",
+                  f"let cols{k} = stride({k}, 1);"]
+        at = f"base{k} + r * rows{k} + c * cols{k}"
         if read is None:
             point.append(f"kept[{at}] = {tail.keep.kind.store(ANCHOR)};")
         elif any(read.operand.strides[-3:-1]):

@@ -45,14 +45,16 @@ from .movement import cat, expand, slice_
 from .templates import HELPER_LOOP, helper_loops, render
 
 WORKGROUP = 256
+#: work items (a group, or a segment of one) a reduction aims at: a few long groups are cut
+#: into segments, each folded by a workgroup of its own, so that every core gets some
+TARGET_WORK = 256
+#: the fewest elements each invocation folds in a segment (a shorter one is not worth a
+#: partial result)
+MIN_SEGMENT = 64
 
 _INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
 _NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
-#: `reduced_at(r, k)` of reduce.wgsl: the general form, and the one for one reduced dim
-#: (most reductions, once `coalesce` has merged contiguous dims), which needs no division
-_REDUCED_GENERAL = "    return pb_strided(r, info[3], 4 + info[2], block(k) + 1 + info[2]);"
-_REDUCED_LINEAR = "    return r * info[block(k) + 1 + info[2]];"
 
 
 def _identity(op: str, dtype: DType) -> float | int | bool:
@@ -168,13 +170,18 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
         if b.role in ("source", "kept_source"):
             bases.append(f"let base{k} = group_at(g, {k});")
             at = f"base{k}"
-            if any(b.operand.strides[len(b.operand.strides) - nr:]):
+            if any(b.operand.strides[len(b.operand.strides) - nr:]) and nr == 1:
+                # one reduced dim (most reductions, once `coalesce` has merged contiguous
+                # dims): a multiply, and no division
+                bases.append(f"let step{k} = info[block({k}) + 1 + info[2]];")
+                at += f" + r * step{k}"
+            elif any(b.operand.strides[len(b.operand.strides) - nr:]):
                 at += f" + reduced_at(r, {k})"
-                cost += 1 if nr == 1 else nr + 2
+                cost += nr + 2
             if b.role == "kept_source":
                 kept = f"kept_source[{at}] = {kind.store(source.value)};"
             else:  # an input that is the same across the group is loaded once
-                (loads if "reduced_at" in at else hoisted).append(
+                (loads if " + r" in at else hoisted).append(
                     f"let {b.read.name} = {b.read.load.format(buf=b.name, at=at)};")
         elif b.role == "keep":
             finish.append(f"kept[group_at(g, {k})] = {tail.keep.kind.store(ANCHOR)};")
@@ -186,7 +193,6 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
     text = render("reduce", workgroup=WORKGROUP, threads=threads,
                   out_type=tail.out.kind.storage, bindings="\n".join(decls), acc=acc,
                   identity=identity, combine=combine,
-                  reduced_at=_REDUCED_LINEAR if nr == 1 else _REDUCED_GENERAL,
                   bases=indent("\n".join(bases), 8), hoisted=indent("\n".join(hoisted), 8),
                   loads=indent("\n".join([*loads, source.body]), 12), value=value,
                   kept_source=indent(kept, 12), finish=indent("\n".join(finish), 8))
@@ -209,50 +215,63 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
     for b, ks, rs in zip(buffers, kst, rst):
         b.operand = replace(b.operand, strides=ks + rs)
     nk, nr = len(kshape), len(rshape)
-    threads = threads_for(math.prod(rshape))
+    count, groups = math.prod(rshape), math.prod(kshape)
+    threads = threads_for(count)
     kind = kind_of(dtype)
     text, cost = _kernel(op, source, kind, tail, buffers, nr, threads)
     operands = {k: b.operand for k, b in enumerate(buffers, start=1)}
-    # each invocation folds every threads-th element of its group
-    limit = threads * loop_budget(cost)
-    if not split_reduced and math.prod(rshape) > limit:
+    # what a group's invocations may fold in one kernel, each looping at most loop_budget
+    budget = threads * max(1, loop_budget(cost))
+    if split_reduced:  # few long groups are cut into segments, to keep every core busy
+        wanted = -(-TARGET_WORK // groups)
+        length = min(budget, max(threads * MIN_SEGMENT, -(-count // wanted)))
+    elif count > budget:
         return False
+    else:
+        length = count
     try:
-        boxes = gpu.launches(kshape + rshape, operands,
-                             range(nk + nr if split_reduced else nk),
-                             range(nk, nk + nr) if split_reduced else (), limit)
+        boxes = gpu.launches(kshape + rshape, operands, range(nk + nr if split_reduced else nk))
     except ArgumentError:
         if split_reduced:
             raise
         return False  # a row too long to bind whole
 
-    def info(box: Box, count: int) -> list[int]:
-        return [math.prod(box.extents[:nk]), math.prod(box.extents[nk:]), nk, nr, *box.extents,
-                *chain.from_iterable(box.operands[k].meta() for k in range(1, count + 1))]
+    def segments(box: Box) -> int:
+        return -(-math.prod(box.extents[nk:]) // length)
 
-    def groups(box: Box) -> int:
-        return -(-math.prod(box.extents[:nk]) // (WORKGROUP // threads))
+    def info(box: Box, bound: int, step: int) -> list[int]:
+        return [math.prod(box.extents[:nk]) * segments(box), math.prod(box.extents[nk:]), nk,
+                nr, segments(box), length, step, *box.extents,
+                *chain.from_iterable(box.operands[k].meta() for k in range(1, bound + 1))]
+
+    def work(box: Box) -> int:
+        return -(-math.prod(box.extents[:nk]) * segments(box) // (WORKGROUP // threads))
 
     pieces = sorted({box.starts[nk:] for box in boxes})
-    if len(pieces) <= 1:
+    most = max(segments(box) for box in boxes)
+    if len(pieces) == 1 and most == 1:
         for box in boxes:
-            gpu.dispatch(text, box, info(box, len(buffers)), groups(box))
+            gpu.dispatch(text, box, info(box, len(buffers), 0), work(box))
         return True
-    # In pieces: each writes its partial results to a slot of its own (a slot that some kept
-    # sub-box has no piece for keeps the identity), then the slots are reduced, and the
-    # epilogue applied, by a reduction over the space (pieces, kept dims).
+    # In pieces (bound apart) and segments: each writes its partial results to a slot of its
+    # own, then the slots are reduced, and the epilogue applied, by a reduction over the
+    # space (slots, kept dims).
     partial = result_dtype(op, dtype)
-    partials = gpu.empty((len(pieces),) + kshape, partial)
-    copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, partial), partial))
+    partials = gpu.empty((len(pieces) * most,) + kshape, partial)
+    step = partials.strides[0]
+    if len(pieces) > 1 or any(segments(box) < most for box in boxes):
+        # a slot that no piece writes for some kept sub-box keeps the identity
+        copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, partial), partial))
     first = [b for b in buffers if b.role in ("out", "kept_source", "source")]
     first_text, _ = _kernel(op, source, kind, Epilogue.plain(partials), first, nr, threads)
     for box in boxes:
-        slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * partials.strides[0],
-                       partials.strides[1:] + (0,) * nr, partials.kind.itemsize)
+        slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * most * step,
+                       partials.strides[1:] + (0,) * nr, partials.kind.itemsize,
+                       tail=(most - 1) * step)
         placed = {k: box.operands[k] for k in range(1, len(first) + 1)}
         placed[1] = gpu.place(slot, box.starts, box.extents)
         box = replace(box, operands=placed)
-        gpu.dispatch(first_text, box, info(box, len(first)), groups(box))
+        gpu.dispatch(first_text, box, info(box, len(first), step), work(box))
 
     def merged(b: _Buffer) -> Operand:  # b's operand over the space (pieces, kept dims)
         return replace(b.operand, strides=(0,) + b.operand.strides[:nk])

@@ -60,9 +60,15 @@ def pieces(sizes: Sequence[int], cost: Callable[[Shape], int]) -> list[Box]:
     return found
 
 
-def tiles(rows: int) -> tuple[int, int]:
+def tiles(rows: int, columns: int) -> tuple[int, int]:
     """Invocations of a 64-invocation workgroup along rows and columns for a register-blocked
-    window kernel (4 x 4 results each) with `rows` rows: no more along the rows than they
-    need, the rest along the columns."""
-    along_rows = min(8, 1 << max(0, math.ceil(math.log2(max(1, -(-rows // 4))))))
+    window kernel (4 x 4 results each) with `rows` by `columns` results: the arrangement whose
+    tiles cover the fewest results past the edges, the squarest among equals (8 x 8 measured
+    best on llvmpipe when nothing is wasted)."""
+    def cost(along_rows: int) -> tuple[int, int]:
+        tile_r, tile_c = 4 * along_rows, 4 * (64 // along_rows)
+        covered = -(-rows // tile_r) * tile_r * -(-columns // tile_c) * tile_c
+        return covered, abs(math.log2(along_rows) - 3)
+
+    along_rows = min((1 << i for i in range(7)), key=cost)
     return along_rows, 64 // along_rows

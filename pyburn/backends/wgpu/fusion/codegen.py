@@ -179,6 +179,9 @@ class _Walk:
         for kind, below, above, arg in chain:
             strides = view_strides(kind, below, above, strides)
             if strides is None:  # the view's input must be laid out anew
+                # (views are recorded over pending tensors only, and what a kernel computes
+                # is contiguous, so their inputs can always be laid out anew)
+                assert arg.pending, "a view of a computed tensor reads it in place"
                 raise _First(arg)
         strides = unit_strides(self.shape, strides)
         key = read_key(value, strides)
@@ -283,8 +286,9 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
         if reshape_strides(root.shape, strides, anchor.shape) is None:
             raise _First(anchor)  # read in the root's space only: the anchor becomes a read
     inside = set(epilogue.inside)
-    keep = anchor is not root and any(t.needed_outside(inside)
-                                      for t in (anchor, *epilogue.from_anchor) if t is not root)
+    # (when the root is the anchor's result renumbered, the anchor is a view of it: free)
+    keep = value != ANCHOR and any(t.needed_outside(inside)
+                                   for t in (anchor, *epilogue.from_anchor) if t is not root)
     node = anchor.node
     if node.kind == "matmul":
         if 4 + keep + len(epilogue.reads) > limit:  # metadata, out, a, b, kept, epilogue
@@ -303,13 +307,13 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
 def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
     """Compute pending `root` with one kernel (after what it needs computed first), make it
     ready, and return its value."""
-    while True:
+    while root.pending:
         try:
             launch = _plan(gpu, root)
-            break
         except _First as first:
             materialize(gpu, first.tensor)
-    launch()
+            continue
+        launch()
     return root.value
 
 
@@ -332,6 +336,16 @@ def _tail(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value
     return result, Epilogue(epilogue.fragment(value, body, anchor.shape), out, kept)
 
 
+def _resolve(root: LazyTensor, anchor: LazyTensor, result: GpuTensor, tail: Epilogue) -> None:
+    """Make the root ready, and the anchor, where the kernel stored its result too (or the
+    root is that result, renumbered)."""
+    root.resolve(result)
+    if tail.keep is not None:
+        anchor.resolve(tail.keep)
+    elif anchor.pending and tail.fragment.value == ANCHOR:
+        anchor.resolve(tail.out)
+
+
 def _launch_matmul(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
                    value: str, keep: bool) -> None:
     a, b = (t.value for t in anchor.node.args)
@@ -340,9 +354,7 @@ def _launch_matmul(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Wa
     result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
     matmul(gpu, a, b, "blocked", tail)
     _count(hit, epilogue)
-    root.resolve(result)
-    if keep:
-        anchor.resolve(tail.keep)
+    _resolve(root, anchor, result, tail)
 
 
 def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
@@ -358,8 +370,6 @@ def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Wa
     reduce_fused(gpu, node.op, producers.fragment(source_value, source_body), source.shape,
                  source.dtype, node.axes, tail, kept)
     _count(hit, producers, epilogue)
-    root.resolve(result)
-    if keep:
-        anchor.resolve(tail.keep)
+    _resolve(root, anchor, result, tail)
     if kept is not None:
         source.resolve(kept)
