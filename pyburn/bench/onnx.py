@@ -116,7 +116,8 @@ def _import_rows(settings: Settings, ort: Any | None) -> list[Row]:
         out = os.path.join(folder, "out")
         times = measure({"pyburn": lambda: convert(path, out)}, settings)
         rows.append(Row.compare("onnx.cpu", f"convert a {size:.0f} MB model to Python", "ms",
-                                lambda s: s * 1e3, times, "peer", "", None, settings.quick))
+                                lambda s: s * 1e3, times, "peer", "no peer", None,
+                                settings.quick))
     return rows
 
 
