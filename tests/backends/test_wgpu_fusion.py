@@ -27,15 +27,6 @@ if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
 
 
 @pytest.fixture(scope="module")
-def fused() -> pyburn.Device:
-    """The wgpu device with fusion, whatever $PYBURN_FUSION says."""
-    dev = pyburn.device("wgpu")
-    if not isinstance(dev.backend, FusionBackend):
-        pytest.skip("PYBURN_FUSION=0: the wgpu device is unfused")
-    return dev
-
-
-@pytest.fixture(scope="module")
 def plain() -> pyburn.Device:
     """The wgpu device without fusion."""
     return pyburn.device("wgpu_nofusion")

@@ -20,20 +20,10 @@ np = pytest.importorskip("numpy")
 import pyburn  # noqa: E402
 import pyburn.nn.functional as F  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
-from pyburn.backends.wgpu.fusion import FusionBackend  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
 if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
     pytest.skip(REASON, allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def fused() -> pyburn.Device:
-    """The wgpu device with fusion, whatever $PYBURN_FUSION says."""
-    dev = pyburn.device("wgpu")
-    if not isinstance(dev.backend, FusionBackend):
-        pytest.skip("PYBURN_FUSION=0: the wgpu device is unfused")
-    return dev
 
 
 REFERENCES = ("cpu", "wgpu_nofusion")
