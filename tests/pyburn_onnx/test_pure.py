@@ -72,3 +72,21 @@ def test_generated_code_runs_without_numpy(tmp_path):
     assert isinstance(generated.fc, pyburn.nn.Linear)
     x = pyburn.randn(3, 1, 4, 4, device=DEV)
     assert _close(generated(x), _reference(x, weights))
+
+
+def test_command_line_checks_converts_and_reports(tmp_path, capsys):
+    from pyburn.cli import main
+
+    model, _ = _model()
+    path = tmp_path / "tiny.onnx"
+    proto.save_model(model, str(path))
+    assert main(["onnx", "check", str(path)]) == 0
+    assert "pyburn runs all 5 nodes" in capsys.readouterr().out
+    assert main(["onnx", "convert", str(path), "-o", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "tiny.py").exists()
+    assert (tmp_path / "out" / "tiny.safetensors").exists()
+    model.graph.nodes.append(ir.Node("NoSuchOp", ["p"], ["q"]))
+    model.graph.outputs = [ir.ValueInfo("q")]
+    proto.save_model(model, str(path))
+    assert main(["onnx", "check", str(path)]) == 1
+    assert "NoSuchOp" in capsys.readouterr().err
