@@ -11,6 +11,7 @@ import pytest
 
 import pyburn
 import pyburn.onnx
+from pyburn.backends import wgpu
 from pyburn.onnx.codegen import convert
 
 torch = pytest.importorskip("torch")
@@ -104,12 +105,23 @@ def _outputs(result):
     return result if isinstance(result, tuple) else (result,)
 
 
+DEVICES = ["cpu"] + (["wgpu"] if wgpu.unavailable_reason() is None else [])
+
+
+def _input(x, device):
+    array = x.numpy()
+    if array.dtype.kind == "i" and pyburn.int64 not in pyburn.device(device).backend.dtypes:
+        array = array.astype("int32")  # token ids on a device without int64
+    return pyburn.from_numpy(array, device=device)
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("dev", DEVICES)
 @pytest.mark.parametrize("name", MODELS)
-def test_load_matches_onnxruntime(name):
+def test_load_matches_onnxruntime(name, dev):
     data, inputs, expected = _export(name)
-    module = pyburn.onnx.load(data, device="cpu")
-    got = _outputs(module(*(pyburn.from_numpy(x.numpy(), device="cpu") for x in inputs)))
+    module = pyburn.onnx.load(data, device=dev)
+    got = _outputs(module(*(_input(x, dev) for x in inputs)))
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-4, atol=1e-4)
