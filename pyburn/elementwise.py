@@ -157,6 +157,10 @@ def _minimum(a, b):
     return a if a <= b or a != a else b
 
 
+def _relu(x):
+    return 0.0 if x <= 0 else x  # NaN <= 0 is false: NaN stays NaN
+
+
 def _maximum(a, b):
     return a if a >= b or a != a else b
 
@@ -184,6 +188,8 @@ UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("neg", 1, "numeric", operator.neg, "negative", "Negation, -x."),
     _E("abs", 1, "numeric", abs, "absolute", "Absolute value |x|."),
     _E("sign", 1, "numeric", _sign, "sign", "-1, 0 or 1 by the sign of x (NaN stays NaN)."),
+    _E("relu", 1, "numeric", _relu, "relu_", "max(x, 0): 0 for x <= 0 (also -0), NaN stays NaN.",
+       py_int=lambda x: x if x > 0 else 0),
     _E("exp", 1, "float", math.exp, "exp", "e to the power x.", _guard(math.exp, _exp_edge)),
     _E("exp2", 1, "float", lambda x: 2.0**x, "exp2", "2 to the power x.",
        _guard(lambda x: 2.0**x, _exp_edge)),
@@ -286,6 +292,7 @@ def _pow_grads(g, a, b):
 
 _UNARY_GRADS: dict[str, Callable] = {
     "neg": lambda g, x: -g,
+    "relu": lambda g, x: g * (x > 0),  # 0 at x = 0, as PyTorch
     "abs": lambda g, x: g * x.sign(),
     "exp": lambda g, x: g * x.exp(),
     "exp2": lambda g, x: g * x.exp2() * LN2,
@@ -333,6 +340,7 @@ BINARY.update({k: replace(BINARY[k], grad=f) for k, f in _BINARY_GRADS.items()})
 # log1p, sinh, tanh, ...; sin, cos and tan everywhere in Chrome).
 _UNARY_WGSL: dict[str, str] = {
     "neg": "pb_neg_{{T}}(x)", "abs": "abs(x)", "sign": "pb_sign_{{T}}(x)",
+    "relu": "select(x, {{T}}(0), x <= {{T}}(0))",
     "exp": "pb_exp(x)", "exp2": "pb_exp2(x)", "expm1": "pb_expm1(x)",
     "log": "pb_log(x)", "log2": "pb_log2(x)", "log1p": "pb_log1p(x)",
     "sqrt": "sqrt(x)", "rsqrt": "1.0 / sqrt(x)", "reciprocal": "1.0 / x",

@@ -214,6 +214,23 @@ def _max_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Gra
     return (flat.scatter_add(-1, positions, g.reshape(lead + (-1,))).reshape(x.shape),)
 
 
+def _avg_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """Average pooling is separable: along each pooled dim, row i of an averaging matrix
+    holds 1/count over window i (1 with a divisor, which divides once at the end), and the
+    gradient is g times those matrices, one dim at a time."""
+    from ..creation import tensor
+
+    x, windows, divisor = inputs[0], ctx["windows"], ctx["divisor"]
+    lead = x.ndim - len(windows)
+    for j, rows in enumerate(windows):
+        n = x.shape[lead + j]
+        matrix = [[(1.0 if divisor else 1.0 / count) if start <= c < stop else 0.0
+                   for c in range(n)] for start, stop, count in rows]
+        averaging = tensor(matrix, dtype=g.dtype, device=g.device).reshape(len(rows), n)
+        g = (g.movedim(lead + j, -1) @ averaging).movedim(-1, lead + j)
+    return (g / divisor if divisor else g,)
+
+
 def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """From the output y (computed again, so that a second derivative sees it depend on x):
     ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) * sum(g)``."""
@@ -267,7 +284,7 @@ RULES: dict[str, Rule] = {
     "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
     "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
-    "softmax": _softmax, "layer_norm": _layer_norm,
+    "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
 RULES.update({f"binary:{name}": _binary(name) for name in BINARY})

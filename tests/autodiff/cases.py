@@ -376,9 +376,10 @@ COMPOSED = [
          rand(3, 4)),
 ]
 
-# Convolution and max pooling: composites on most devices, one node each where the device has
-# the "conv" / "max_pool" capabilities (their rules: conv, conv_transpose, conv_weight and
-# max_pool; the second-order checks go through all three conv rules).
+# Convolution and pooling: composites on most devices, one node each where the device has
+# the "conv" / "max_pool" / "avg_pool" capabilities (their rules: conv, conv_transpose,
+# conv_weight, max_pool and avg_pool; the second-order checks go through all three conv
+# rules).
 CONVOLUTION = [
     case("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1,
                                                              dilation=(1, 2), groups=2),
@@ -399,6 +400,12 @@ CONVOLUTION = [
     case("max_pool1d_unbatched", lambda L, x: L.nn.functional.max_pool1d(x, 2, dilation=2,
                                                                          ceil_mode=True),
          rand(3, 8)),
+    case("avg_pool2d", lambda L, x: L.nn.functional.avg_pool2d(
+        x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), rand(2, 3, 5, 6)),
+    case("avg_pool2d_divisor", lambda L, x: L.nn.functional.avg_pool2d(
+        x, 2, padding=1, divisor_override=3), rand(1, 2, 3, 5)),
+    case("adaptive_avg_pool1d_unbatched",
+         lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 3), rand(3, 8)),
 ]
 
 # Row normalisations: composites on most devices, one node each where the device has the

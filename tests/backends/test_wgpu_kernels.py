@@ -1,5 +1,6 @@
-"""The wgpu backend's kernels for nn.functional's capabilities ("conv", "max_pool", "softmax",
-"layer_norm"): conv.wgsl, conv_weight.wgsl, max_pool.wgsl and rows.wgsl.
+"""The wgpu backend's kernels for nn.functional's capabilities ("conv", "max_pool", "avg_pool",
+"softmax", "layer_norm"): conv.wgsl, conv_weight.wgsl, max_pool.wgsl, avg_pool.wgsl and
+rows.wgsl.
 
 Each function is compared with PyTorch CPU in float64 (forward values, and the gradients of
 a randomly weighted sum of the outputs on the autodiff device) on both forms of the wgpu
@@ -68,7 +69,8 @@ def tiny(dev: pyburn.Device, monkeypatch: pytest.MonkeyPatch) -> None:
 def kernels_run(dev: pyburn.Device, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The shader family (file name) of every dispatch made while the test runs."""
     families = {source(name).splitlines()[0]: name
-                for name in ("conv", "conv_weight", "max_pool", "rows", "matmul", "reduce")}
+                for name in ("conv", "conv_weight", "max_pool", "avg_pool", "rows", "matmul",
+                             "reduce")}
     runtime = _runtime(dev)
     dispatch = runtime.dispatch
     seen: list[str] = []
@@ -195,6 +197,77 @@ def test_max_pool_in_pieces(ref, tiny, kernels_run):
     assert kernels_run.count("max_pool") >= 4
 
 
+# ---- average pooling, sliding and adaptive -------------------------------------------------------
+
+AVG = {  # name: (dims, input shape, options)
+    "2d_padded": (2, (2, 3, 9, 8), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    "2d_padded_excluded": (2, (2, 3, 9, 8), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                             "count_include_pad": False}),
+    "2d_ceil": (2, (1, 2, 8, 7), {"kernel_size": (2, 3), "stride": 2, "padding": (1, 0),
+                                  "ceil_mode": True}),
+    "2d_ceil_excluded": (2, (1, 2, 7, 7), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                           "ceil_mode": True, "count_include_pad": False}),
+    "2d_divisor": (2, (2, 2, 6, 5), {"kernel_size": 2, "stride": 1, "padding": 1,
+                                     "divisor_override": 3}),
+    "1d_unbatched": (1, (3, 11), {"kernel_size": 4, "stride": 3, "padding": 2,
+                                  "ceil_mode": True}),
+    "3d": (3, (1, 2, 5, 4, 6), {"kernel_size": 2, "stride": (1, 2, 2), "padding": (1, 0, 1),
+                                "count_include_pad": False}),
+    "3d_divisor": (3, (1, 2, 3, 5, 4), {"kernel_size": (3, 2, 2), "ceil_mode": True,
+                                        "divisor_override": 7}),
+}
+AVG_FN = {1: (F.avg_pool1d, TF.avg_pool1d), 2: (F.avg_pool2d, TF.avg_pool2d),
+          3: (F.avg_pool3d, TF.avg_pool3d)}
+
+
+@pytest.mark.parametrize("case", AVG)
+def test_avg_pool(ref, case):
+    nd, xs, options = AVG[case]
+    ours, theirs = AVG_FN[nd]
+    ref.check(ours, theirs, ref.floats(*xs), **options)
+
+
+ADAPTIVE = {  # name: (dims, input shape, output size)
+    "1d_uneven": (1, (2, 3, 10), 4),
+    "1d_unbatched_grows": (1, (3, 5), 7),
+    "2d_global": (2, (2, 4, 7, 7), 1),
+    "2d_mixed": (2, (1, 3, 9, 8), (4, None)),
+    "2d_odd": (2, (2, 2, 11, 5), (3, 2)),
+    "3d": (3, (1, 2, 5, 7, 6), (2, 3, 4)),
+}
+ADAPTIVE_FN = {1: (F.adaptive_avg_pool1d, TF.adaptive_avg_pool1d),
+               2: (F.adaptive_avg_pool2d, TF.adaptive_avg_pool2d),
+               3: (F.adaptive_avg_pool3d, TF.adaptive_avg_pool3d)}
+
+
+@pytest.mark.parametrize("case", ADAPTIVE)
+def test_adaptive_avg_pool(ref, case):
+    nd, xs, size = ADAPTIVE[case]
+    ours, theirs = ADAPTIVE_FN[nd]
+    ref.check(ours, theirs, ref.floats(*xs), size)
+
+
+def test_avg_pool_reads_views_in_place(ref):
+    """Permuted, flipped and expanded inputs."""
+    def pool(lib):
+        def run(x):
+            p = x.permute(0, 2, 1, 3)
+            return (lib.avg_pool2d(p.flip(-1), 3, stride=2, padding=1)
+                    + lib.adaptive_avg_pool2d(p[:, :1].expand(2, 3, 5, 6), (3, 3)))
+
+        return run
+
+    ref.check(pool(F), pool(TF), ref.floats(2, 5, 3, 6))
+
+
+def test_avg_pool_in_pieces(ref, tiny, kernels_run):
+    """A window longer than the loop budget, lead dims cut to the binding limit."""
+    ref.check(F.avg_pool2d, TF.avg_pool2d, ref.floats(3, 4, 11, 12), 9, stride=2, padding=4,
+              count_include_pad=False)
+    ref.check(F.adaptive_avg_pool2d, TF.adaptive_avg_pool2d, ref.floats(3, 4, 11, 12), 1)
+    assert kernels_run.count("avg_pool") >= 8
+
+
 # ---- softmax, log_softmax, layer_norm ----------------------------------------------------------
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
@@ -255,6 +328,9 @@ def test_float16(dev):
     checks = [(F.conv2d(half(x), half(w), padding=1), TF.conv2d(*map(torch.tensor, (x, w)),
                                                                   padding=1)),
               (F.max_pool2d(half(x), 2), TF.max_pool2d(torch.tensor(x), 2)),
+              (F.avg_pool2d(half(x), 3, padding=1), TF.avg_pool2d(torch.tensor(x), 3,
+                                                                  padding=1)),
+              (F.adaptive_avg_pool2d(half(x), 2), TF.adaptive_avg_pool2d(torch.tensor(x), 2)),
               (F.softmax(half(x), dim=-1), torch.softmax(torch.tensor(x), -1)),
               (F.layer_norm(half(x), (6, 5)), TF.layer_norm(torch.tensor(x), (6, 5)))]
     for got, want in checks:
@@ -266,8 +342,8 @@ def test_float16(dev):
 
 def test_each_call_is_its_kernel(dev, kernels_run):
     """A convolution is one conv.wgsl dispatch (no im2col, no matmul); its gradients are one
-    conv.wgsl (transposed) and one conv_weight.wgsl; pooling, softmax and layer_norm are one
-    dispatch each."""
+    conv.wgsl (transposed) and one conv_weight.wgsl; pooling (max, average, adaptive average),
+    softmax and layer_norm are one dispatch each."""
     ad = dev.autodiff()
     x = pyburn.randn(2, 3, 8, 8, device=ad).requires_grad_()
     w = pyburn.randn(4, 3, 3, 3, device=ad).requires_grad_()
@@ -282,6 +358,8 @@ def test_each_call_is_its_kernel(dev, kernels_run):
     kernels_run.clear()
     z = pyburn.randn(4, 6, 10, device=dev)
     for call, family in ((lambda: F.max_pool1d(z, 2), "max_pool"),
+                         (lambda: F.avg_pool1d(z, 3, padding=1), "avg_pool"),
+                         (lambda: F.adaptive_avg_pool2d(z, (4, 3)), "avg_pool"),
                          (lambda: F.softmax(z, dim=1), "rows"),
                          (lambda: F.log_softmax(z, dim=-1), "rows"),
                          (lambda: F.layer_norm(z, (10,)), "rows")):

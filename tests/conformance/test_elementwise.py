@@ -42,6 +42,7 @@ UNARY_FLOAT = [
     Unary("rsqrt", lambda a: 1 / np.sqrt(a), 0.05, 8),
     Unary("reciprocal", lambda a: 1 / a, 0.25, 4),
     Unary("sigmoid", lambda a: 1 / (1 + np.exp(-a)), -6, 6),
+    Unary("relu", lambda a: np.maximum(a, 0.0), -4, 4),
     Unary("sin", lambda a: np.sin(a), -4, 4),
     Unary("cos", lambda a: np.cos(a), -4, 4),
     Unary("tan", lambda a: np.tan(a), -1.4, 1.4),

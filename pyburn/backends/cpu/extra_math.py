@@ -93,6 +93,11 @@ def erf(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
+def relu(x: np.ndarray) -> np.ndarray:
+    """max(x, 0) in one pass (-0 gives +0, NaN stays NaN)."""
+    return np.maximum(x, x.dtype.type(0))
+
+
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """1 / sqrt(x); float16 is computed in float32 so that it is rounded once."""
     if x.dtype == np.float16:

@@ -1,5 +1,5 @@
 """The optional capabilities of ``pyburn.nn.functional`` on wgpu ("conv", "max_pool",
-"softmax", "layer_norm"; the contract is ``pyburn/nn/functional/capability.py``), as a
+"avg_pool", "softmax", "layer_norm"; the contract is ``pyburn/nn/functional/capability.py``), as a
 mixin of the backends whose handles these kernels run on.
 
 Every method turns its handles into computed `GpuTensor`s with `ready` and its results into
@@ -18,14 +18,15 @@ from .handle import GpuTensor
 from .launch import Gpu
 
 #: the capability names these methods provide
-KERNEL_CAPS = frozenset({"conv", "max_pool", "softmax", "layer_norm"})
+KERNEL_CAPS = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm"})
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
 
 
 class Capabilities:
-    """conv, conv_transpose, conv_weight, max_pool, softmax and layer_norm as WGSL kernels."""
+    """conv, conv_transpose, conv_weight, max_pool, avg_pool, softmax and layer_norm as WGSL
+    kernels."""
 
     gpu: Gpu
 
@@ -61,6 +62,11 @@ class Capabilities:
         values, positions = pooling.max_pool(self.gpu, self.ready(x), kernel, stride, padding,
                                              dilation, indices)
         return self._wrap(values), None if positions is None else self._wrap(positions)
+
+    def avg_pool(self, x: Any, windows: Sequence[Sequence[tuple[int, int, int]]],
+                 divisor: int) -> Any:
+        """Average pooling over per-output boxes, sliding or adaptive (``avg_pool.wgsl``)."""
+        return self._wrap(pooling.avg_pool(self.gpu, self.ready(x), windows, divisor))
 
     def softmax(self, x: Any, axis: int, log: bool) -> Any:
         """softmax or log_softmax along `axis`, one kernel (``rows.wgsl``)."""

@@ -1,6 +1,7 @@
-"""What the sliding-window kernels (``conv.wgsl``, ``conv_weight.wgsl``, ``max_pool.wgsl``)
-share: spatial geometry made three-dimensional, operands whose strides never go backwards,
-and the cutting of an invocation's loops into pieces within the loop budget.
+"""What the sliding-window kernels (``conv.wgsl``, ``conv_weight.wgsl``, ``max_pool.wgsl``,
+``avg_pool.wgsl``) share: spatial geometry made three-dimensional, operands whose strides
+never go backwards, and the cutting of an invocation's loops into pieces within the loop
+budget.
 
 The kernels always see three spatial dims: a 1-d or 2-d window is a 3-d one whose leading
 dims have size 1 (stride 0, no padding), so there is one kernel per family rather than one

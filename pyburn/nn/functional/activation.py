@@ -50,7 +50,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.relu(pyburn.tensor([-1.0, 2.0], device="flex")).tolist()
     [0.0, 2.0]
     """
-    return where(input <= 0, 0, input)
+    return input.relu()
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:

@@ -1,6 +1,6 @@
-"""Optional capabilities: convolution, max pooling, softmax and layer normalisation as one
-backend call where the backend offers them, with the composites in conv.py, pooling.py,
-activation.py and normalization.py as the fallback.
+"""Optional capabilities: convolution, max and average pooling, softmax and layer
+normalisation as one backend call where the backend offers them, with the composites in
+conv.py, pooling.py, activation.py and normalization.py as the fallback.
 
 A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
 ``pyburn/backends/cpu/conv.py``):
@@ -18,6 +18,13 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``len(kernel)`` dims padded with -inf, the max of each window and, when `indices` is
     true (else None), the int32 flat position of the first max within the unpadded dims
     (NaN counts as the largest); returns (values, positions).
+``"avg_pool"``
+    ``avg_pool(x, windows, divisor)``: over x's trailing ``len(windows)`` dims, the mean of
+    a box per output position: ``windows[d]`` holds one ``(start, stop, count)`` per output
+    position along dim d, the box covering ``[start, stop)`` clipped to the input (so
+    padding adds nothing), its sum divided by the product of its counts, or by `divisor`
+    when that is nonzero. Sliding windows, whatever the padding counts, and adaptive
+    pooling's windows of varying size are both such boxes.
 ``"softmax"``
     ``softmax(x, axis, log)``: softmax of x along `axis` (log_softmax when `log`), shifted
     by the row's max where that is finite, by 0 where it is not (as the composite is).
@@ -28,7 +35,8 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with tensor ops, so gradients of gradients work: the three conv ops are each other's
-adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, softmax's uses
+adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, average pooling's is g
+times each pooled dim's averaging matrix (the op is separable), softmax's uses
 its output (computed again by this same op) and layer_norm's are the composite's gradients
 written out. Arguments are checked by the callers; `offered` is the one place that decides
 between a capability and the composite.
@@ -43,11 +51,12 @@ from ...tensor import Tensor, result, wrap
 
 CONV = "conv"
 MAX_POOL = "max_pool"
+AVG_POOL = "avg_pool"
 SOFTMAX = "softmax"
 LAYER_NORM = "layer_norm"
 #: the capability each backward rule of this module belongs to
 RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL,
-         "softmax": SOFTMAX, "layer_norm": LAYER_NORM}
+         "avg_pool": AVG_POOL, "softmax": SOFTMAX, "layer_norm": LAYER_NORM}
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -139,6 +148,17 @@ def max_pool(x: Tensor, kernel: Ints, stride: Ints, padding: Pads, dilation: Int
                  kernel=tuple(kernel), stride=tuple(stride), padding=tuple(padding),
                  dilation=tuple(dilation))
     return (out, indices) if return_indices else out
+
+
+def avg_pool(x: Tensor, windows: Sequence[Sequence[tuple[int, int, int]]],
+             divisor: int) -> Tensor:
+    """The backend's average pooling over x's trailing ``len(windows)`` dims: a box per
+    output position, one ``(start, stop, count)`` per dim (see "avg_pool" above), its sum
+    divided by the product of the counts or by a nonzero `divisor`."""
+    windows = tuple(tuple(tuple(row) for row in w) for w in windows)
+    handle = x.device.backend.avg_pool(x._h, windows, divisor)
+    shape = x.shape[:x.ndim - len(windows)] + tuple(len(w) for w in windows)
+    return result(handle, shape, x.dtype, "avg_pool", (x,), windows=windows, divisor=divisor)
 
 
 def softmax(x: Tensor, dim: int, log: bool) -> Tensor:

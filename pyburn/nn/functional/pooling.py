@@ -3,7 +3,8 @@ output size, in 1, 2 and 3 spatial dims.
 
 Sliding-window pooling reuses the convolution's `windows` (one strided view per kernel
 offset, stacked) and reduces over the window dim; max pooling is one backend call where the
-backend offers the "max_pool" capability. Adaptive pooling has windows of varying
+backend offers the "max_pool" capability, and average pooling, sliding or adaptive, where it
+offers "avg_pool" (each output's box given per dim). Adaptive pooling has windows of varying
 size: average pooling contracts each dim with an averaging matrix (a reshape-and-mean when the
 sizes divide), max pooling gathers every window padded to the largest one by repeating its
 last element (repeats cannot change a max).
@@ -18,7 +19,7 @@ from typing import Any
 
 from ... import ArgumentError, Tensor, arange, tensor
 from . import capability
-from .capability import MAX_POOL, offered
+from .capability import AVG_POOL, MAX_POOL, offered
 from .windows import Ints, check_rank, ntuple, pad_spatial, windowed_sizes, windows
 
 _LOWEST = {"uint8": 0, "int32": -(2**31), "int64": -(2**63)}
@@ -134,13 +135,17 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
     geometry = _Windows(op, nd, input, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override == 0:
+        raise ArgumentError(f"{op}: divisor_override must be nonzero")
+    counts = geometry.divisor(count_include_pad)
+    if offered(AVG_POOL, input):
+        boxes = [[(i * s - p, i * s - p + k, c) for i, c in enumerate(row)] for row, k, s, p
+                 in zip(counts, geometry.kernel, geometry.stride, geometry.pad)]
+        return capability.avg_pool(input, boxes, divisor_override or 0)
     x = input if input.dtype.is_floating_point else input.float()
     total = geometry.of(x, 0.0).sum(-nd - 1)
     if divisor_override is not None:
-        if divisor_override == 0:
-            raise ArgumentError(f"{op}: divisor_override must be nonzero")
         return total / divisor_override
-    counts = geometry.divisor(count_include_pad)
     divisor = tensor(counts[0], dtype=x.dtype, device=x.device)
     for row in counts[1:]:  # the count of a window is the product of its per-dim counts
         divisor = divisor.unsqueeze(-1) * tensor(row, dtype=x.dtype, device=x.device)
@@ -197,6 +202,9 @@ def _bins(size: int, out: int) -> list[tuple[int, int]]:
 
 def _adaptive_avg(op: str, nd: int, input: Tensor, output_size: Any) -> Tensor:
     sizes = _adaptive_sizes(op, nd, input, output_size)
+    if offered(AVG_POOL, input):
+        return capability.avg_pool(input, [[(a, b, b - a) for a, b in _bins(n, out)]
+                                           for n, out in zip(input.shape[-nd:], sizes)], 0)
     x = input if input.dtype.is_floating_point else input.float()
     for j, out in enumerate(sizes):
         dim = x.ndim - nd + j

@@ -11,6 +11,7 @@ primitives they are made of.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 
 from .builder import INT64_MAX, INT64_MIN, Builder, onnx_dtype
@@ -37,7 +38,7 @@ def _dims(b: Builder, ref: int) -> tuple[Dim, ...]:
 
 # ---- elementwise -------------------------------------------------------------------------------
 #: unary primitives that are one ONNX operator
-UNARY = {"neg": "Neg", "abs": "Abs", "sign": "Sign", "exp": "Exp", "log": "Log",
+UNARY = {"neg": "Neg", "abs": "Abs", "relu": "Relu", "sign": "Sign", "exp": "Exp", "log": "Log",
          "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sin": "Sin", "cos": "Cos", "tan": "Tan",
          "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
          "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "erf": "Erf",
@@ -315,6 +316,40 @@ def _max_pool(b: Builder, ev: Event, outs: list[str]) -> None:
     b.node("MaxPool", [b.value(ev.inputs[0])], outs[0],
            kernel_shape=list(b.static(ev, "kernel")), strides=list(b.static(ev, "stride")),
            pads=_pads(b.static(ev, "padding")), dilations=list(b.static(ev, "dilation")))
+
+
+#: struct codes of the float dtypes
+_FLOAT_CODES = {"float16": "e", "float32": "f", "float64": "d"}
+
+
+@_emitter("avg_pool")
+def _avg_pool(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' average pooling (wgpu), sliding or adaptive: separable, so one MatMul per
+    # pooled dim by its averaging matrix (columns: 1/count over each window), that dim moved
+    # last and back; a divisor scales once at the end
+    windows, divisor = b.static(ev, "windows"), ev.ctx["divisor"]
+    source = b.trace.values[ev.inputs[0]]
+    dims = _dims(b, ev.inputs[0])
+    dtype = source.dtype.name
+    name = b.value(ev.inputs[0])
+    rank = len(dims)
+    for j, rows in enumerate(windows):
+        axis = rank - len(windows) + j
+        if not dims[axis].is_static:
+            raise Unsupported("average pooling over a dynamic axis")
+        n = source.shape[axis]
+        weights = [(1.0 if divisor else 1.0 / count) if start <= c < stop else 0.0
+                   for c in range(n) for start, stop, count in rows]
+        packed = struct.pack(f"<{len(weights)}{_FLOAT_CODES[dtype]}", *weights)
+        matrix = b.raw(dtype, (n, len(rows)), packed, "averaging")
+        order = [d for d in range(rank) if d != axis] + [axis]
+        back = [order.index(d) for d in range(rank)]
+        moved = b.node("Transpose", [name], perm=order)
+        last = j == len(windows) - 1 and not divisor
+        name = b.node("Transpose", [b.node("MatMul", [moved, matrix])],
+                      outs[0] if last else None, perm=back)
+    if divisor:
+        b.node("Div", [name, b.number(divisor, dtype)], outs[0])
 
 
 for _name in (*UNARY, "exp2", "expm1", "log2", "log1p", "rsqrt", "trunc", "isfinite",

@@ -357,3 +357,20 @@ def test_fused_wgpu_softmax_and_layer_norm_export(tmp_path):
     pyburn.manual_seed(4)
     proto = check(Model(), pyburn.randn(3, 8, device="wgpu"), tmp_path)
     assert ops(proto) == {"LayerNormalization", "LogSoftmax"}
+
+
+@pytest.mark.skipif(pyburn.backends.wgpu.unavailable_reason() is not None, reason="no wgpu")
+def test_wgpu_avg_pool_export(tmp_path):
+    # on wgpu average pooling (sliding or adaptive) is one kernel, traced as one "avg_pool"
+    # op: exported as a MatMul by each pooled dim's averaging matrix
+    class Model(nn.Module):
+        def forward(self, x):
+            y = F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=4)
+            return F.adaptive_avg_pool2d(y, (2, 3)) + F.avg_pool2d(
+                x, 2, padding=1, count_include_pad=False)[..., :2, :3]
+
+    pyburn.manual_seed(5)
+    proto = check(Model(), pyburn.randn(2, 3, 7, 8, device="wgpu"), tmp_path,
+                  others=[(pyburn.randn(4, 3, 7, 8, device="wgpu"),)],
+                  dynamic_axes={"input": [0]})
+    assert "MatMul" in ops(proto) and "AveragePool" not in ops(proto)
