@@ -17,13 +17,23 @@
 // four columns' input offsets along a spatial dim once per kernel coordinate along it (three
 // nested loops), then runs the channel loop with nothing in it but loads and multiply-adds;
 // a kernel offset, row or plane that none of its columns uses is skipped. The loops run over
-// the piece of channels [e0, e1) and kernel coordinates [kd0, kd1) x [kh0, kh1) x [kw0, kw1)
-// that Python chose to fit the loop budget; pieces after the first add to the output.
+// the piece of channels [e_from, e_to) and kernel coordinates [kd0, kd1) x [kh0, kh1) x
+// [kw0, kw1) that Python chose to fit the loop budget; pieces after the first add to the
+// output.
+//
+// Each result goes through an epilogue before it is stored: elementwise code over it
+// (`anchor`) and other inputs at the same point (a bias, a per-channel scale, an activation:
+// consumers the fusion backend fused into the convolution); a plain convolution's only
+// stores it (adding what is there in pieces after the first).
 //
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
-// element (the stored type of every operand); load (stored `v` as f32); store (f32 `s` as
-// element).
-// info: see the constants below; operands: out at binding 1, x at 2, w at 3.
+// element (the stored type of x and w); out_type (out's); load (stored `v` as f32);
+// bindings (declarations of the epilogue's operands, from binding 4 on); bases (statements
+// before the store loop: where each starts, for the group and the four columns); epilogue
+// (statements computing `result`, the value stored to out, from `s`, the sum, at row `r`
+// and column `j` of the block).
+// info: see the constants below, then per epilogue operand the layout of OUT; operands: out
+// at binding 1, x at 2, w at 3, the epilogue's from 4 on.
 
 const NB = 0;      // images in the box
 const GB = 1;      // groups in the box
@@ -32,15 +42,17 @@ const QS = 3;      // output sizes [3]
 const SS = 6;      // input sizes [3]
 const KS = 9;      // kernel sizes [3]
 const MAP = 12;    // A[3], B[3], C[3], D[3]
-const PIECE = 24;  // e0, e1, kd0, kd1, kh0, kh1, kw0, kw1, accumulate (0 or 1)
+const PIECE = 24;  // e_from, e_to, kd0, kd1, kh0, kh1, kw0, kw1, accumulate (0 or 1)
 const OUT = 33;    // out: offset, strides along n, g, r, q[3]
 const X = 40;      // x: offset, strides along n, g, e, p[3]
 const W = 47;      // w: offset, strides along g, r, e, k[3]
+const EPI = 54;    // the epilogue's operands, 7 each: as OUT
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
-@group(0) @binding(1) var<storage, read_write> out: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
 @group(0) @binding(2) var<storage, read> x: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> w: array<{{element}}>;
+{{bindings}}
 
 fn load_x(i: i32) -> f32 {
     let v = x[i];
@@ -110,12 +122,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let qw = q4 % vec4<i32>(info[QS + 2]);
     let qh = (q4 / vec4<i32>(info[QS + 2])) % vec4<i32>(info[QS + 1]);
     let qd = q4 / vec4<i32>(info[QS + 1] * info[QS + 2]);
-    let e0 = info[PIECE];
-    let e1 = info[PIECE + 1];
+    let e_from = info[PIECE];
+    let e_to = info[PIECE + 1];
     let x_step = vec4<i32>(info[X + 3]);
     let w_step = vec4<i32>(info[W + 3]);
-    let x_base = vec4<i32>(info[X] + g * info[X + 2] + e0 * info[X + 3]) + n4 * info[X + 1];
-    let w_base = vec4<i32>(info[W] + g * info[W + 1] + e0 * info[W + 3]) + r4 * info[W + 2];
+    let x_base = vec4<i32>(info[X] + g * info[X + 2] + e_from * info[X + 3])
+        + n4 * info[X + 1];
+    let w_base = vec4<i32>(info[W] + g * info[W + 1] + e_from * info[W + 3])
+        + r4 * info[W + 2];
     let md = map_of(0);
     let mh = map_of(1);
     let mw = map_of(2);
@@ -147,7 +161,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 // a column without an input position reads its image's first element, unused
                 var xk = x_base + select(vec4<i32>(0), pd.at + ph.at + pw.at, ok);
                 var wk = w_dh + vec4<i32>(kw * w_kw);
-                for (var e = e0; e < e1; e++) {
+                for (var e = e_from; e < e_to; e++) {
                     let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));
                     let bv = select(vec4<f32>(0.0), vec4<f32>(load_x(xk.x), load_x(xk.y),
                                                               load_x(xk.z), load_x(xk.w)), ok);
@@ -161,20 +175,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
+    // what the stores need from info, loaded before any store (a store to out could, for
+    // all the compiler knows, change info)
     let out_base = info[OUT] + g * info[OUT + 2];
     let out_col = n4 * info[OUT + 1] + qd * info[OUT + 4] + qh * info[OUT + 5]
         + qw * info[OUT + 6];
+    let out_row = info[OUT + 3];
     let accumulate = info[PIECE + 8] != 0;
+{{bases}}
     for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {
-            if (row + i < rows && col + j < columns) {
-                let at = out_base + (row + i) * info[OUT + 3] + out_col[j];
+            let r = row + i;
+            if (r < rows && col + j < columns) {
+                let at = out_base + r * out_row + out_col[j];
                 var s = acc[i][j];
-                if (accumulate) {
-                    let v = out[at];
-                    s += {{load}};
-                }
-                out[at] = {{store}};
+{{epilogue}}
+                out[at] = result;
             }
         }
     }

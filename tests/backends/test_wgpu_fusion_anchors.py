@@ -1,7 +1,7 @@
-"""Fusion into reductions and matmul: elementwise producers computed as a reduction reads
-them, elementwise consumers applied to a reduction's or a matmul's result before it is
-stored (docs/fusion.md). Each case is one dispatch, gives the unfused backend's values and
-the cpu backend's, and stores what anything else still holds.
+"""Fusion into reductions, matmul and conv: elementwise producers computed as a reduction
+reads them, elementwise consumers applied to a reduction's, a matmul's or a convolution's
+result before it is stored (docs/fusion.md). Each case is one dispatch, gives the unfused
+backend's values and the cpu backend's, and stores what anything else still holds.
 
 References: the cpu backend (numpy) and the unfused wgpu backend (``wgpu_nofusion``: floats
 to an ulp, since a shader compiler may contract a multiply and an add that are now in one
@@ -38,6 +38,10 @@ def inputs(dev: pyburn.Device | str, seed: int = 0) -> dict[str, pyburn.Tensor]:
         "a": rng.normal(size=(5, 8)), "b": rng.normal(size=(8, 9)),
         "bias": rng.normal(size=(9,)), "bias_col": rng.normal(size=(5, 1)),
         "a3": rng.normal(size=(2, 5, 8)), "b3": rng.normal(size=(2, 8, 9)),
+        "img": rng.normal(size=(2, 3, 9, 8)), "k": rng.normal(size=(5, 3, 3, 3)),
+        "chan": rng.normal(size=(5,)), "scale": rng.uniform(0.5, 2, size=(5,)),
+        "plane": rng.normal(size=(7, 6)),
+        "seq": rng.normal(size=(2, 4, 11)), "k1": rng.normal(size=(6, 2, 3)),
     }
     found = {k: pyburn.tensor(v.astype(np.float32), device=dev) for k, v in arrays.items()}
     found["i"] = pyburn.tensor(rng.integers(-9, 9, size=(6, 7)).astype(np.int32), device=dev)
@@ -104,7 +108,8 @@ def test_float16_producers_and_epilogues(fused):
     cases = [lambda v: (v["x"] * v["y"] + 1.0).exp().sum(1),
              lambda v: (v["x"] - v["row"]).amax(0) * 3.0,
              lambda v: (v["x"] * v["y"]).argmin(1),
-             lambda v: F.relu(v["a"] @ v["b"] + v["bias"])]
+             lambda v: F.relu(v["a"] @ v["b"] + v["bias"]),
+             lambda v: F.relu(F.conv2d(v["img"], v["k"]) + per_channel(v["chan"]))]
     for case in cases:
         def half(dev: str, case=case) -> pyburn.Tensor:
             return case({k: t.to(pyburn.float16) for k, t in inputs(dev).items()})
@@ -167,6 +172,64 @@ def test_two_products_in_one_graph_are_two_kernels(fused):
 def test_a_product_whose_result_is_broadcast_is_computed_first(fused):
     # (5, 1) against (5, 9): the product is needed at more points than it is computed at
     check(lambda v: (v["a"] @ v["b"][:, :1]) + v["bias"], fused, 2)
+
+
+# ---- consumers fused into conv -----------------------------------------------------------
+
+def per_channel(t: pyburn.Tensor) -> pyburn.Tensor:
+    return t.reshape(1, -1, 1, 1)
+
+
+CONV_EPILOGUES = {
+    "bias-relu": lambda v: F.relu(F.conv2d(v["img"], v["k"], padding=1)
+                                  + per_channel(v["chan"])),
+    "own-bias-gelu": lambda v: F.gelu(F.conv2d(v["img"], v["k"], v["chan"], stride=2)),
+    "scale-shift": lambda v: (F.conv2d(v["img"], v["k"], dilation=(1, 2))
+                              * per_channel(v["scale"]) + per_channel(v["chan"])).sigmoid(),
+    "scalars": lambda v: F.conv2d(v["img"], v["k"]) * 0.5 - 1.0,
+    "spatial-map": lambda v: F.conv2d(v["img"], v["k"]) * v["plane"] + v["plane"].T.T,
+    "compare": lambda v: F.conv2d(v["img"], v["k"], padding=1) > per_channel(v["chan"]),
+    "groups-1d": lambda v: F.relu(F.conv1d(v["seq"], v["k1"], padding=2, groups=2)
+                                  + v["chan"][:1].reshape(1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_EPILOGUES))
+def test_conv_and_its_consumers_are_one_dispatch(name, fused):
+    check(CONV_EPILOGUES[name], fused)
+
+
+def test_a_conv_whose_result_is_reused_is_stored_by_the_fused_kernel(fused):
+    v = inputs(fused)
+    raw = F.conv2d(v["img"], v["k"], padding=1)
+    out = F.relu(raw + per_channel(v["chan"]))
+    assert dispatches(out) == 1
+    assert dispatches(raw) == 0  # stored by the same kernel
+    later = raw * 2.0  # a map kernel over the stored result: no convolution again
+    assert dispatches(later) == 1
+    w = inputs("cpu")
+    want = F.conv2d(w["img"], w["k"], padding=1)
+    agree(raw.numpy(), want.numpy(), 2e-5)
+    agree(out.numpy(), F.relu(want + per_channel(w["chan"])).numpy(), 2e-5)
+    agree(later.numpy(), (want * 2.0).numpy(), 2e-5)
+
+
+def test_fused_conv_within_tiny_limits(tiny):
+    # channels and kernel offsets in pieces, then the epilogue; bindings cut into boxes
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(3, 8, 5, 5)).astype(np.float32)
+    k = rng.normal(size=(4, 8, 5, 5)).astype(np.float32)
+    b = rng.normal(size=(4,)).astype(np.float32)
+    residual = rng.normal(size=(3, 4, 5, 5)).astype(np.float32)
+    cases = [
+        lambda t: F.relu(F.conv2d(t(x), t(k), padding=2) + t(b).reshape(1, -1, 1, 1)),
+        # one piece; out and the residual bound an image at a time
+        lambda t: F.relu(F.conv2d(t(x), t(k)[:, :, 1:4, 1:4], padding=1) + t(residual)),
+    ]
+    for case in cases:
+        got = case(lambda arr: pyburn.tensor(arr, device=tiny)).numpy()
+        want = case(lambda arr: pyburn.tensor(arr, device="cpu")).numpy()
+        agree(got, want, 3e-5)
 
 
 # ---- what is stored besides the root --------------------------------------------------
@@ -296,3 +359,26 @@ def test_a_training_step_gives_the_same_gradients_with_fusion_on_and_off(fused):
     for g_on, g_off, g_cpu in zip(on, off, cpu):
         np.testing.assert_allclose(g_on, g_off, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(g_on, g_cpu, rtol=1e-4, atol=1e-6)
+
+
+def conv_gradients(device: str) -> list[np.ndarray]:
+    """Gradients of one step of a small conv net (conv, batch-norm-like affine, relu), from
+    one seed."""
+    trainer = pyburn.device(device).autodiff()
+    pyburn.manual_seed(0)
+    conv1 = pyburn.nn.Conv2d(3, 6, 3, padding=1, device=trainer)
+    conv2 = pyburn.nn.Conv2d(6, 4, 3, stride=2, device=trainer)
+    rng = np.random.default_rng(8)
+    scale = pyburn.tensor(rng.uniform(0.5, 2, size=(6,)).astype(np.float32), device=trainer,
+                          requires_grad=True)
+    x = pyburn.tensor(rng.normal(size=(2, 3, 8, 8)).astype(np.float32), device=trainer)
+    h = F.relu(conv1(x) * scale.reshape(1, -1, 1, 1))
+    (F.gelu(conv2(h)) ** 2).mean().backward()
+    return [p.grad.numpy() for p in (*conv1.parameters(), *conv2.parameters(), scale)]
+
+
+def test_a_conv_training_step_gives_the_same_gradients_with_fusion_on_and_off(fused):
+    on, off, cpu = (conv_gradients(d) for d in (fused.name, "wgpu_nofusion", "cpu"))
+    for g_on, g_off, g_cpu in zip(on, off, cpu):
+        np.testing.assert_allclose(g_on, g_off, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g_on, g_cpu, rtol=1e-4, atol=1e-5)

@@ -12,16 +12,22 @@ may cut when an operand is too large to bind whole; a box binds every input chan
 groups and the whole spatial extent of its images (`windows.span`). The channel and kernel
 loops (conv) or the image and position loops (conv_weight) are cut into pieces within the
 loop budget (`windows.pieces`), whose results are added.
+
+`conv` stores its result through an `Epilogue`: the elementwise consumers the fusion backend
+fused into it (a bias, a per-channel scale and shift, an activation), read at the result's
+point; a convolution cut into pieces applies it afterwards, with a map kernel.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .creation import full
-from .elementwise import copy_into
+from .elementwise import ANCHOR, Epilogue, Fragment, apply_epilogue, copy_into, declare, indent
 from .handle import GpuTensor
+from .kinds import Kind
 from .launch import Gpu, Operand
 from .templates import render
 from .windows import pieces, span, spatial, tiles, unflipped
@@ -35,34 +41,97 @@ def _zeros_into(gpu: Gpu, out: GpuTensor) -> GpuTensor:
     return out
 
 
-def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, out: GpuTensor, groups: int, rows: int,
+def _layout(t: GpuTensor | Operand, rows: int) -> tuple[tuple[int, ...], list[int]]:
+    """The strides of an operand over the output's space (N, groups * rows, *Q) along
+    (n, g, r), and along the three spatial dims."""
+    st = t.strides
+    return (st[0], rows * st[1], st[1]), spatial(st[2:], 0)
+
+
+def _plain(tail: Epilogue) -> bool:
+    return tail.keep is None and tail.fragment == Fragment()
+
+
+def _epilogue(tail: Epilogue, kind: Kind) -> tuple[list[str], list[str], list[str]]:
+    """(declarations, statements before the store loop, statements at row r and column j of
+    the block) of conv.wgsl's epilogue; its operand k (from 3 on) is at binding k + 1, its
+    layout in info at ``EPI + 7 * (k - 3)``. A plain convolution adds to what an earlier
+    piece stored."""
+    point = []
+    if _plain(tail):
+        point.append(f"if (accumulate) {{\n    let v = out[at];\n    s += {kind.load('v')};\n}}")
+    point.append(f"let {ANCHOR} = {kind.load(kind.store('s'))};")
+    decls, bases = [], []
+    buffers = ([("kept", tail.keep.kind.storage, None)] if tail.keep is not None else []) + [
+        (f"epi{j}", r.element, r) for j, r in enumerate(tail.fragment.reads)]
+    for k, (name, element, read) in enumerate(buffers, start=3):
+        decls.append(declare(k + 1, name, element, read is None))
+        i = f"EPI + {7 * (k - 3)}"
+        bases += [f"let base{k} = info[{i}] + g * info[{i} + 2];",
+                  f"let row{k} = info[{i} + 3];",
+                  f"let col{k} = n4 * info[{i} + 1] + qd * info[{i} + 4]"
+                  f" + qh * info[{i} + 5] + qw * info[{i} + 6];"]
+        at = f"base{k} + r * row{k} + col{k}[j]"
+        if read is None:
+            point.append(f"kept[{at}] = {tail.keep.kind.store(ANCHOR)};")
+        elif any(read.operand.strides) or read.operand.tail:  # (tail: the spatial span)
+            point.append(f"let {read.name} = {read.load.format(buf=name, at=at)};")
+        else:  # the same at every point (a scalar): loaded once
+            bases.append(f"let {read.name} = {read.load.format(buf=name, at=f'base{k}')};")
+    point += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
+    return decls, bases, point
+
+
+def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, tail: Epilogue, groups: int, rows: int,
           depth: int, w_strides: tuple[int, int, int], maps: Sequence[tuple[int, ...]]) -> None:
-    """Run ``conv.wgsl``: out (N, groups * rows, *Q) from x (N, groups * depth, *S) and w,
-    read through `w_strides` (along a group, a row, a summed channel) and its own strides
-    along the kernel dims; `maps` holds (A, B, C, D) per spatial dim (see the kernel)."""
-    kind = out.kind
+    """Run ``conv.wgsl``: ``tail.out`` (N, groups * rows, *Q) from x (N, groups * depth, *S)
+    and w, read through `w_strides` (along a group, a row, a summed channel) and its own
+    strides along the kernel dims; `maps` holds (A, B, C, D) per spatial dim (see the
+    kernel)."""
+    out = tail.out
+    kind = x.kind
     q, s, k = (spatial(t.shape[2:], 1) for t in (out, x, w))
-    q_strides, s_strides, k_strides = (spatial(t.strides[2:], 0) for t in (out, x, w))
+    loops = pieces((depth, *k), lambda e: e[1] * (e[2] * (e[3] * (e[0] + 2) + 2) + 2))
+    extra = ([Operand.of(tail.keep)] if tail.keep is not None else []) + [
+        r.operand for r in tail.fragment.reads]
+    layouts = [_layout(t, rows) for t in (out, *extra)]
+    # pieces are added up first; a flipped epilogue input is not bound by its spatial span
+    if not _plain(tail) and (len(loops) > 1 or any(st < 0 for _, qs in layouts for st in qs)):
+        total = gpu.empty(out.shape, x.dtype)
+        _gemm(gpu, x, w, Epilogue.plain(total), groups, rows, depth, w_strides, maps)
+        apply_epilogue(gpu, tail, total)
+        return
+    s_strides, k_strides = (spatial(t.strides[2:], 0) for t in (x, w))
     itemsize = kind.itemsize
     operands = {
-        1: Operand(out.storage, out.offset, (out.strides[0], rows * out.strides[1],
-                                             out.strides[1]), itemsize, span(q, q_strides)),
+        1: Operand(out.storage, out.offset, layouts[0][0], out.kind.itemsize,
+                   span(q, layouts[0][1])),
         2: Operand(x.storage, x.offset, (x.strides[0], depth * x.strides[1], 0), itemsize,
                    (depth - 1) * x.strides[1] + span(s, s_strides)),
         3: Operand(w.storage, w.offset, (0, w_strides[0], w_strides[1]), itemsize,
                    (depth - 1) * w_strides[2] + span(k, k_strides)),
     }
+    for key, (e, (along, q_strides)) in enumerate(zip(extra, layouts[1:]), start=4):
+        operands[key] = replace(e, strides=along, tail=span(q, q_strides))
+    fragment = replace(tail.fragment, reads=tuple(
+        replace(r, operand=operands[key]) for key, r in
+        enumerate(tail.fragment.reads, start=4 + (tail.keep is not None))))
+    decls, bases, point = _epilogue(replace(tail, fragment=fragment), kind)
     along_rows, along_cols = tiles(rows, x.shape[0] * math.prod(q))
     source = render("conv", rows=along_rows, cols=along_cols, element=kind.storage,
-                    load=kind.load("v"), store=kind.store("s"))
+                    out_type=out.kind.storage, load=kind.load("v"),
+                    bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
+                    epilogue=indent("\n".join(point), 16))
     maps3 = [(1, 1, 0, 1)] * (3 - len(maps)) + list(maps)
     geometry = [*q, *s, *k, *(m[i] for i in range(4) for m in maps3)]
-    loops = pieces((depth, *k), lambda e: e[1] * (e[2] * (e[3] * (e[0] + 2) + 2) + 2))
     for box in gpu.launches((x.shape[0], groups, rows), operands):
         nb, gb, rb = box.extents
         o, xp, wp = (box.operands[i] for i in (1, 2, 3))
-        placed = [o.offset, *o.strides, *q_strides, xp.offset, *xp.strides[:2], x.strides[1],
-                  *s_strides, wp.offset, *wp.strides[1:], w_strides[2], *k_strides]
+        placed = [o.offset, *o.strides, *layouts[0][1], xp.offset, *xp.strides[:2],
+                  x.strides[1], *s_strides, wp.offset, *wp.strides[1:], w_strides[2],
+                  *k_strides]
+        for key, (_, q_strides) in enumerate(layouts[1:], start=4):
+            placed += [box.operands[key].offset, *box.operands[key].strides, *q_strides]
         count = gb * -(-rb // (4 * along_rows)) * -(-(nb * math.prod(q)) // (4 * along_cols))
         for starts, extents in loops:
             piece = [v for a, n in zip(starts, extents) for v in (a, a + n)]
@@ -70,23 +139,31 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, out: GpuTensor, groups: int, row
             gpu.dispatch(source, box, [nb, gb, rb, *geometry, *piece, *placed], count)
 
 
+def output_sizes(sizes: Ints, kernel: Ints, stride: Ints, padding: Pads,
+                 dilation: Ints) -> tuple[int, ...]:
+    """The spatial sizes of `conv`'s result for input sizes `sizes`."""
+    return tuple((n + b + a - d * (k - 1) - 1) // s + 1 for n, k, s, (b, a), d
+                 in zip(sizes, kernel, stride, padding, dilation))
+
+
 def conv(gpu: Gpu, x: GpuTensor, w: GpuTensor, stride: Ints, padding: Pads, dilation: Ints,
-         groups: int) -> GpuTensor:
+         groups: int, tail: Epilogue | None = None) -> GpuTensor:
     """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K); `padding` holds (before,
-    after) zeros per spatial dim. Returns (N, O, *out)."""
+    after) zeros per spatial dim. Returns (N, O, *out); with `tail`, stored through that
+    epilogue (whose operands are over the result's space) into ``tail.out``, returned."""
     x, w = unflipped(gpu, x), unflipped(gpu, w)
-    kernel = w.shape[2:]
-    sizes = tuple((n + b + a - d * (k - 1) - 1) // s + 1 for n, k, s, (b, a), d
-                  in zip(x.shape[2:], kernel, stride, padding, dilation))
-    out = gpu.empty((x.shape[0], w.shape[0]) + sizes, x.dtype)
+    sizes = output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    out = gpu.empty((x.shape[0], w.shape[0]) + sizes, x.dtype) if tail is None else tail.out
     depth = w.shape[1]
     if out.numel == 0:
         return out
-    if depth == 0:
-        return _zeros_into(gpu, out)
+    if depth == 0:  # an empty sum: zeros
+        if tail is None:
+            return _zeros_into(gpu, out)
+        return apply_epilogue(gpu, tail, full(gpu, out.shape, 0, x.dtype))
     rows = w.shape[0] // groups
     maps = [(s, d, -b, 1) for s, d, (b, _) in zip(stride, dilation, padding)]
-    _gemm(gpu, x, w, out, groups, rows, depth,
+    _gemm(gpu, x, w, tail or Epilogue.plain(out), groups, rows, depth,
           (rows * w.strides[0], w.strides[0], w.strides[1]), maps)
     return out
 
@@ -105,7 +182,7 @@ def conv_transpose(gpu: Gpu, x: GpuTensor, w: GpuTensor, stride: Ints, padding: 
     if depth == 0:
         return _zeros_into(gpu, out)
     maps = [(1, -d, p, s) for s, d, p in zip(stride, dilation, padding)]
-    _gemm(gpu, x, w, out, groups, rows, depth,
+    _gemm(gpu, x, w, Epilogue.plain(out), groups, rows, depth,
           (depth * w.strides[0], w.strides[1], w.strides[0]), maps)
     return out
 

@@ -129,6 +129,17 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
     gpu.run(source, dims, operands, meta, lambda box: -(-box.size // (WORKGROUP * UNROLL)))
 
 
+def apply_epilogue(gpu: Gpu, tail: Epilogue, result: GpuTensor) -> GpuTensor:
+    """Finish a kernel that could not apply its epilogue itself (its result was added up
+    from pieces): store `result` into ``tail.keep`` when given, and the epilogue over it into
+    ``tail.out`` with a map kernel. Returns ``tail.out``."""
+    if tail.keep is not None:
+        copy_into(gpu, tail.keep, result)
+    launch_map(gpu, tail.out, [Read.of(ANCHOR, result), *tail.fragment.reads],
+               tail.out.kind.store(tail.fragment.value), tail.fragment.body)
+    return tail.out
+
+
 def expression(entry: ElementwiseOp, kind: Kind) -> str:
     """The op's WGSL expression in `kind`'s compute type."""
     return fill(entry.wgsl, {"T": kind.compute}, strict=False)

@@ -17,7 +17,7 @@ import math
 from dataclasses import replace
 
 from .creation import full
-from .elementwise import ANCHOR, Epilogue, Read, binary, copy_into, declare, indent, launch_map
+from .elementwise import ANCHOR, Epilogue, apply_epilogue, binary, copy_into, declare, indent
 from .handle import GpuTensor
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .templates import render
@@ -73,13 +73,7 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked",
             total = part if total is None else binary(gpu, "add", total, part, a.dtype)
         if total is None:
             total = full(gpu, (*batch, m, n), 0, a.dtype)
-        if tail is None:
-            return total
-        if tail.keep is not None:
-            copy_into(gpu, tail.keep, total)
-        launch_map(gpu, tail.out, [Read.of(ANCHOR, total), *tail.fragment.reads],
-                   tail.out.kind.store(tail.fragment.value), tail.fragment.body)
-        return tail.out
+        return total if tail is None else apply_epilogue(gpu, tail, total)
     out = gpu.empty((*batch, m, n), a.dtype) if tail is None else tail.out
     if out.numel == 0:
         return out

@@ -3,18 +3,20 @@
 `FusionBackend` wraps a `WgpuBackend` and implements the same protocol. Its handles are
 `Handle`s to `LazyTensor`s. Elementwise primitives (unary, binary, where, cast), the views
 that compose with them (expand; reshape of a pending tensor) and the anchors (reductions,
-arg-reductions, matmul) only record a step; a graph is compiled into one kernel
-(`codegen.materialize`) when its value is needed:
+arg-reductions, matmul, the forward convolution) only record a step; a graph is compiled
+into one kernel (`codegen.materialize`) when its value is needed:
 
 - a read (`to_bytes`), or any other primitive (scans, gather, sort, copies, capabilities...):
-  those run on the wrapped backend with ready inputs; matmul computes its inputs first;
+  those run on the wrapped backend with ready inputs; matmul and conv compute their inputs
+  first;
 - a permute, slice or flip of a pending tensor (views whose index maps do not compose
   with the kernel's iteration space);
 - a graph grown past `MAX_STEPS` steps or the inputs a kernel can bind.
 
-A reduction computes its pending input's steps as it reads it (producers), and a reduction
-or matmul applies the elementwise steps that follow it before it stores its result
-(epilogue): ``(x * y + 1).exp().sum(1)`` and ``relu(a @ b + bias)`` are one kernel each.
+A reduction computes its pending input's steps as it reads it (producers), and a reduction,
+matmul or convolution applies the elementwise steps that follow it before it stores its
+result (epilogue): ``(x * y + 1).exp().sum(1)``, ``relu(a @ b + bias)`` and
+``relu(conv2d(x, w) + b.reshape(1, -1, 1, 1))`` are one kernel each.
 A pending tensor dropped before anything reads it is never computed. See docs/fusion.md.
 
 On by default for wgpu devices; ``PYBURN_FUSION=0`` gives the plain backend.
@@ -30,6 +32,7 @@ from ....dtypes import DType, bool_, int32
 from ...base import Backend, Shape
 from ..backend import WgpuBackend
 from ..capabilities import Capabilities
+from ..conv import output_sizes
 from ..handle import GpuTensor
 from ..reduce import result_dtype
 from . import codegen
@@ -93,7 +96,7 @@ class FusionBackend(Capabilities, Backend):
         return found
 
     def _record(self, kind: str, op: str, args: tuple[LazyTensor, ...], shape: Shape,
-                dtype: DType, axes: tuple[int, ...] = ()) -> Handle:
+                dtype: DType, axes: tuple[int, ...] = (), params: tuple = ()) -> Handle:
         """A pending tensor computed by one more step over `args`; arguments whose graphs
         would make the kernel too large are computed first."""
         while True:
@@ -107,7 +110,7 @@ class FusionBackend(Capabilities, Backend):
         elif kind in ANCHORS:  # what the anchor reads is in its own space
             tag = next(_ANCHOR_IDS)
             reads = frozenset((tag, key) for key in reads)
-        t = LazyTensor(shape, dtype, node=Node(kind, op, args, steps, reads, axes))
+        t = LazyTensor(shape, dtype, node=Node(kind, op, args, steps, reads, axes, params))
         for a in set(args):
             if a.pending:
                 a.users.append(weakref.ref(t))
@@ -262,6 +265,20 @@ class FusionBackend(Capabilities, Backend):
         if 0 in av.shape or 0 in bv.shape:
             return self._wrap(self.inner.matmul(av, bv))
         return self._record("matmul", "", (a.tensor, b.tensor), shape, av.dtype)
+
+    def conv(self, x: Handle, w: Handle, stride: Sequence[int],
+             padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+             groups: int) -> Handle:
+        """Record a convolution (its inputs computed now), an anchor like `matmul`: the
+        elementwise steps that follow it (a bias, a per-channel scale, an activation) run in
+        its kernel, before its result is stored."""
+        xv, wv = self.ready(x), self.ready(w)
+        shape = (xv.shape[0], wv.shape[0]) + output_sizes(xv.shape[2:], wv.shape[2:], stride,
+                                                          padding, dilation)
+        if 0 in shape:
+            return super().conv(x, w, stride, padding, dilation, groups)
+        params = (tuple(stride), tuple(padding), tuple(dilation), groups)
+        return self._record("conv", "", (x.tensor, w.tensor), shape, xv.dtype, params=params)
 
 
 def _view_key(key: tuple, kind: str, below: Shape, above: Shape) -> tuple:

@@ -2,9 +2,9 @@
 
 A graph is computed by one kernel. Without an anchor it is a map kernel (``map.wgsl``):
 one statement per elementwise step, the root stored. With one, it is the anchor's kernel
-(``reduce.wgsl`` or ``matmul.wgsl``) with two fragments of elementwise code: for a
+(``reduce.wgsl``, ``matmul.wgsl`` or ``conv.wgsl``) with two fragments of elementwise code: for a
 reduction, the *producers* (the graph of its input, computed as the reduction reads it,
-in the input's space), and for both, the *epilogue* (the steps from the anchor up to the
+in the input's space), and for each, the *epilogue* (the steps from the anchor up to the
 root, computed from the anchor's result before it is stored, in the result's space).
 
 Planning a kernel (`_plan`) may find that something must be computed first, by a kernel of
@@ -43,16 +43,33 @@ from dataclasses import dataclass
 
 from ....dtypes import bool_
 from ....elementwise import BINARY, UNARY
+from ..conv import conv
 from ..elementwise import ANCHOR, Epilogue, Fragment, Read, _conversion, expression, launch_map
 from ..handle import GpuTensor, Shape, contiguous_strides
 from ..kinds import Kind, kind_of
 from ..launch import Gpu, Operand
 from ..matmul import matmul
 from ..reduce import reduce_fused
-from .lazy import ANCHORS, VIEWS, LazyTensor, read_key, reshape_strides, unit_strides, view_strides
+from .lazy import (
+    ANCHORS,
+    VIEWS,
+    LazyTensor,
+    Node,
+    read_key,
+    reshape_strides,
+    unit_strides,
+    view_strides,
+)
 
 #: kernels kept, least recently used dropped first
 CACHE_SIZE = 1024
+
+#: the anchors over two computed operands (a product), and how each is launched with an
+#: epilogue
+PRODUCTS: dict[str, Callable[[Gpu, GpuTensor, GpuTensor, Node, Epilogue], object]] = {
+    "matmul": lambda gpu, a, b, node, tail: matmul(gpu, a, b, "blocked", tail),
+    "conv": lambda gpu, x, w, node, tail: conv(gpu, x, w, *node.params, tail=tail),
+}
 
 
 @dataclass
@@ -290,10 +307,10 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     keep = value != ANCHOR and any(t.needed_outside(inside)
                                    for t in (anchor, *epilogue.from_anchor) if t is not root)
     node = anchor.node
-    if node.kind == "matmul":
+    if node.kind in PRODUCTS:
         if 4 + keep + len(epilogue.reads) > limit:  # metadata, out, a, b, kept, epilogue
             raise _First(anchor)
-        return lambda: _launch_matmul(gpu, root, anchor, epilogue, value, keep)
+        return lambda: _launch_product(gpu, root, anchor, epilogue, value, keep)
     source = node.args[0]
     producers = _Walk(source.shape, "p")
     source_value = producers.visit(source)
@@ -346,13 +363,14 @@ def _resolve(root: LazyTensor, anchor: LazyTensor, result: GpuTensor, tail: Epil
         anchor.resolve(tail.out)
 
 
-def _launch_matmul(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
-                   value: str, keep: bool) -> None:
-    a, b = (t.value for t in anchor.node.args)
-    (body,), hit = _cached(("matmul", a.dtype.name, root.dtype.name, keep, value,
+def _launch_product(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
+                    value: str, keep: bool) -> None:
+    node = anchor.node
+    a, b = (t.value for t in node.args)
+    (body,), hit = _cached((node.kind, a.dtype.name, root.dtype.name, keep, value,
                             *epilogue.signature), lambda: (epilogue.body,))
     result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
-    matmul(gpu, a, b, "blocked", tail)
+    PRODUCTS[node.kind](gpu, a, b, node, tail)
     _count(hit, epilogue)
     _resolve(root, anchor, result, tail)
 

@@ -3,9 +3,9 @@
 A `LazyTensor` is either *ready* (it holds a `GpuTensor`) or *pending* (it holds the `Node`
 that computes it from other lazy tensors). Elementwise primitives make pending tensors, and
 so do the views that compose with an elementwise kernel's iteration space (`expand`, and a
-`reshape` of a pending tensor), and the three *anchors*: reductions, arg-reductions and
-matmul, kernels of their own into which elementwise steps fuse (producers into a
-reduction's input, consumers into an anchor's output). A pending tensor that is dropped
+`reshape` of a pending tensor), and the *anchors*: reductions, arg-reductions, matmul and
+the forward convolution, kernels of their own into which elementwise steps fuse (producers
+into a reduction's input, consumers into an anchor's output). A pending tensor that is dropped
 before anything reads it costs nothing: its graph is garbage collected with it, and the
 buffers its leaves hold go back to the pool.
 
@@ -30,13 +30,14 @@ ELEMENTWISE = ("unary", "binary", "where", "cast")
 #: views of a pending tensor, read in another iteration space
 VIEWS = ("expand", "reshape")
 #: kernels of their own that elementwise steps fuse into
-ANCHORS = ("reduce", "arg_reduce", "matmul")
+ANCHORS = ("reduce", "arg_reduce", "matmul", "conv")
 
 
 @dataclass(frozen=True, eq=False)
 class Node:
     """One step: `kind` (of `ELEMENTWISE`, `VIEWS` or `ANCHORS`) with its `op` name ("" for
-    where, cast, the views and matmul) applied to `args`; `axes` are a reduction's."""
+    where, cast, the views, matmul and conv) applied to `args`; `axes` are a reduction's,
+    `params` a convolution's (stride, padding, dilation, groups)."""
 
     kind: str
     op: str
@@ -47,6 +48,7 @@ class Node:
     #: the distinct reads the fused kernel would make (see `read_key`)
     reads: frozenset[tuple]
     axes: tuple[int, ...] = ()
+    params: tuple = ()
 
 
 def read_key(value: GpuTensor, strides: Shape | None = None) -> tuple:
