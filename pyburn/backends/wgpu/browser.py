@@ -231,16 +231,9 @@ class BrowserRuntime(GpuRuntime):
         self._bridge.write(self.device, buffer, offset, memoryview(data).cast("B"))
 
     # ---- kernels --------------------------------------------------------------------
-    def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
-        key = (source, entry)
-        found = self._pipelines.get(key)
-        if found is not None:
-            self.stats.pipeline_cache_hits += 1
-            return found
+    def _compile(self, source: str, entry: str) -> tuple[Any, Any]:
         pipeline, layout = self._bridge.pipeline(self.device, source, entry)
-        found = self._pipelines[key] = (pipeline, layout)
-        self.stats.pipelines_compiled += 1
-        return found
+        return pipeline, layout
 
     def dispatch(self, source: str, entry: str, bindings: dict[int, Binding],
                  grid: tuple[int, int, int]) -> None:

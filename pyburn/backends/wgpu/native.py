@@ -129,18 +129,11 @@ class NativeRuntime(GpuRuntime):
             self.device.queue.write_buffer(buffer, offset, data)
 
     # ---- kernels --------------------------------------------------------------------
-    def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
-        key = (source, entry)
-        found = self._pipelines.get(key)
-        if found is not None:
-            self.stats.pipeline_cache_hits += 1
-            return found
+    def _compile(self, source: str, entry: str) -> tuple[Any, Any]:
         module = self.device.create_shader_module(code=source)
         pipeline = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": entry})
-        found = self._pipelines[key] = (pipeline, pipeline.get_bind_group_layout(0))
-        self.stats.pipelines_compiled += 1
-        return found
+        return pipeline, pipeline.get_bind_group_layout(0)
 
     def dispatch(self, source: str, entry: str, bindings: dict[int, Binding],
                  grid: tuple[int, int, int]) -> None:

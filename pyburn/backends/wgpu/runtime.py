@@ -75,6 +75,8 @@ class GpuRuntime(ABC):
     #: WebGPU feature names the device was created with, e.g. {"shader-f16"}
     features: frozenset[str]
     stats: RuntimeStats
+    #: compiled pipelines by (source, entry); see `_pipeline`
+    _pipelines: dict[tuple[str, str], tuple[Any, Any]]
 
     @abstractmethod
     def create_buffer(self, size: int, data: bytes | None = None) -> Any:
@@ -94,6 +96,23 @@ class GpuRuntime(ABC):
         """Run entry point `entry` of the WGSL module `source` on a `grid` of workgroups,
         with group 0's binding k set to ``bindings[k]``. Pipelines are compiled once per
         (source, entry) and cached."""
+
+    def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
+        """The compute pipeline of `entry` in `source` and its bind group layout, compiled
+        on first use and cached by (source, entry) in ``self._pipelines``."""
+        key = (source, entry)
+        found = self._pipelines.get(key)
+        if found is not None:
+            self.stats.pipeline_cache_hits += 1
+            return found
+        found = self._pipelines[key] = self._compile(source, entry)
+        self.stats.pipelines_compiled += 1
+        return found
+
+    @abstractmethod
+    def _compile(self, source: str, entry: str) -> tuple[Any, Any]:
+        """A new compute pipeline for `entry` of the WGSL module `source`, and its bind group
+        0 layout."""
 
     @abstractmethod
     def read(self, buffer: Any, offset: int, size: int) -> bytes:
