@@ -10,13 +10,23 @@ docs/onnx.md lists the supported operators and what each part does.
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import ir
+
+# imported here, not lazily: the subpackage `export` would otherwise shadow the function
 from .export import export
-from .passes import UnsupportedOperatorError
-from .runner import OnnxModule, OperatorError
+
+if TYPE_CHECKING:
+    from .passes import UnsupportedOperatorError
+    from .runner import OnnxModule, OperatorError
+
+#: names imported on first use, so that `import pyburn.onnx` (the ``pyburn`` command line
+#: imports it) does not load the runner: name -> module
+_LAZY = {"UnsupportedOperatorError": ".passes", "OnnxModule": ".runner",
+         "OperatorError": ".runner"}
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | ir.Model
 
@@ -47,7 +57,17 @@ def load(source: Source, device: Any = None) -> OnnxModule:
     """The ONNX model in `source` as a Module that runs it on `device` (the default device
     when None). Raises `UnsupportedOperatorError` listing every operator pyburn lacks before
     anything runs, and `pyburn.FormatError` for a malformed file."""
+    from .runner import OnnxModule
+
     return OnnxModule(read(source), device)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["OnnxModule", "OperatorError", "UnsupportedOperatorError", "convert", "export", "ir",

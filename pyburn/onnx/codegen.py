@@ -306,9 +306,10 @@ def convert(source: Any, out_dir: str | os.PathLike[str], *, class_name: str = "
     """Write `source` (an ONNX path, bytes or `ir.Model`) as ``<name>.py`` and
     ``<name>.safetensors`` in `out_dir`; returns their paths."""
     from .. import store
+    from ..backends import cpu
     from . import load
 
-    module = load(source, device="cpu" if _has_numpy() else "flex")
+    module = load(source, device="flex" if cpu.unavailable_reason() else "cpu")
     label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
     name = name or (os.path.splitext(os.path.basename(label))[0] if label else "model")
     name = re.sub(r"\W", "_", name)
@@ -322,12 +323,5 @@ def convert(source: Any, out_dir: str | os.PathLike[str], *, class_name: str = "
     return code_path, weights_path
 
 
-def _has_numpy() -> bool:
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
-
-__all__ = ["convert", "generate", "ir"]
+__all__ = ["convert", "generate"]

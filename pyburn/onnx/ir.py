@@ -8,8 +8,8 @@ values only: no numpy, no pyburn tensors (constants stay bytes until a device as
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: ONNX's TensorProto.DataType codes and the names used everywhere in `pyburn.onnx`.
@@ -148,3 +148,26 @@ class Model:
     def opset(self) -> int:
         """The version of the default (ai.onnx) operator set."""
         return self.opsets.get("", self.opsets.get("ai.onnx", 1))
+
+
+def subgraphs(node: Node) -> Iterator[Graph]:
+    """The subgraphs held in `node`'s attributes (If branches, Loop and Scan bodies)."""
+    for value in node.attrs.values():
+        if isinstance(value, Graph):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, Graph))
+
+
+def with_subgraphs(node: Node, rewrite: Callable[[Graph], Graph]) -> Node:
+    """`node`, or a copy of it with every subgraph in its attributes replaced by
+    ``rewrite(subgraph)`` when it has any."""
+    if not any(True for _ in subgraphs(node)):
+        return node
+
+    def each(value: object) -> object:
+        if isinstance(value, Graph):
+            return rewrite(value)
+        return [each(v) for v in value] if isinstance(value, list) else value
+
+    return replace(node, attrs={k: each(v) for k, v in node.attrs.items()})

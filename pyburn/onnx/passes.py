@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from ..errors import FormatError
 from . import ir
 from .infer import annotate
+from .ir import subgraphs, with_subgraphs
 from .registry import lookup
 
 #: The newest ai.onnx opset pyburn knows (onnx 1.22's).
@@ -53,9 +54,7 @@ def normalize(graph: ir.Graph) -> ir.Graph:
     declared.update({k: v.dtype for k, v in graph.value_info.items() if v.dtype})
     nodes = []
     for node in graph.nodes:
-        if any(True for _ in subgraphs(node)):
-            node = copy.copy(node)
-            node.attrs = {k: _normalize_attr(v) for k, v in node.attrs.items()}
+        node = with_subgraphs(node, normalize)
         if (node.op_type == "Split" and node.domain in ("", "ai.onnx")
                 and "split" not in node.attrs and "num_outputs" not in node.attrs
                 and (len(node.inputs) < 2 or not node.inputs[1])):
@@ -90,28 +89,11 @@ def normalize(graph: ir.Graph) -> ir.Graph:
 _UNSIGNED_BITS = {"uint16": 16, "uint32": 32, "uint4": 4, "uint2": 2}
 
 
-def _normalize_attr(value: object) -> object:
-    if isinstance(value, ir.Graph):
-        return normalize(value)
-    if isinstance(value, list):
-        return [_normalize_attr(v) for v in value]
-    return value
-
-
 def _check_opsets(opsets: dict[str, int]) -> None:
     default = opsets.get("", opsets.get("ai.onnx"))
     if default is not None and not 1 <= default <= MAX_OPSET:
         raise FormatError(f"the model imports ai.onnx opset {default}; pyburn knows opsets "
                           f"1 to {MAX_OPSET}")
-
-
-def subgraphs(node: ir.Node) -> Iterator[ir.Graph]:
-    """The subgraphs held in `node`'s attributes (If branches, Loop and Scan bodies)."""
-    for value in node.attrs.values():
-        if isinstance(value, ir.Graph):
-            yield value
-        elif isinstance(value, list):
-            yield from (v for v in value if isinstance(v, ir.Graph))
 
 
 def walk(graph: ir.Graph) -> Iterator[ir.Node]:
@@ -197,23 +179,9 @@ def sort_graph(graph: ir.Graph, outer: Iterable[str]) -> ir.Graph:
         if out.name not in producer and out.name not in available:
             raise FormatError(f"graph output {out.name!r} is not defined by any node, input "
                               f"or initializer")
-    nodes = []
-    for i in order:
-        node = graph.nodes[i]
-        scope = available | set(producer)
-        if any(True for _ in subgraphs(node)):
-            node = copy.copy(node)
-            node.attrs = {k: _sort_attr(v, scope) for k, v in node.attrs.items()}
-        nodes.append(node)
+    scope = available | set(producer)  # what a subgraph may read from this graph
+    nodes = [with_subgraphs(graph.nodes[i], lambda sub: sort_graph(sub, scope)) for i in order]
     return _with_nodes(graph, nodes)
-
-
-def _sort_attr(value: object, scope: set[str]) -> object:
-    if isinstance(value, ir.Graph):
-        return sort_graph(value, scope)
-    if isinstance(value, list):
-        return [_sort_attr(v, scope) for v in value]
-    return value
 
 
 def _topological(needs: list[set[int]], graph: ir.Graph) -> list[int]:
@@ -263,18 +231,8 @@ def simplify(graph: ir.Graph, opsets: dict[str, int]) -> ir.Graph:
         if _is_passthrough(node) and node.outputs[0] not in keep:
             rename[node.outputs[0]] = node.inputs[0]
             continue
-        if any(True for _ in subgraphs(node)):
-            node.attrs = {k: _simplify_attr(v, opsets) for k, v in node.attrs.items()}
-        nodes.append(node)
+        nodes.append(with_subgraphs(node, lambda sub: simplify(sub, opsets)))
     return _drop_unused(_with_nodes(graph, nodes))
-
-
-def _simplify_attr(value: object, opsets: dict[str, int]) -> object:
-    if isinstance(value, ir.Graph):
-        return simplify(value, opsets)
-    if isinstance(value, list):
-        return [_simplify_attr(v, opsets) for v in value]
-    return value
 
 
 def _is_passthrough(node: ir.Node) -> bool:
@@ -324,11 +282,7 @@ def _inline_functions(graph: ir.Graph, model: ir.Model) -> ir.Graph:
         for node in g.nodes:
             fn = model.functions.get((node.domain, node.op_type))
             if fn is None:
-                if any(True for _ in subgraphs(node)):
-                    node = copy.copy(node)
-                    node.attrs = {k: (expand(v, depth) if isinstance(v, ir.Graph) else v)
-                                  for k, v in node.attrs.items()}
-                nodes.append(node)
+                nodes.append(with_subgraphs(node, lambda sub: expand(sub, depth)))
                 continue
             if depth > 32:
                 raise FormatError(f"{node.label()}: model functions nest deeper than 32 "

@@ -166,13 +166,14 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             taps = _cubic_taps(n, out, scale, bool(align_corners))
         else:
             taps = _linear_taps(n, out, scale, bool(align_corners))
-        x = _resample(x, 2 + j, taps)
+        x = resample(x, 2 + j, taps)
     return x
 
 
-def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
+def resample(x: Tensor, dim: int, taps: list) -> Tensor:
     """``sum_k x.index_select(dim, index_k) * weight_k`` with each weight broadcast along
-    the dims after `dim`."""
+    the dims after `dim`: interpolation along one dim from (source indices, weights) taps
+    (weights None: a plain pick). Shared with the ONNX Resize operator."""
     trailing = (1,) * (x.ndim - dim - 1)
     total = None
     for index, weight in taps:

@@ -374,19 +374,6 @@ def annotated(graph: ir.Graph, record: Mapping[int, Mapping[str, Known]]) -> ir.
     out.value_info = {**graph.value_info, **{
         name: value_info(name, own[name]) for node in graph.nodes for name in node.outputs
         if name in own}}
-    nodes = []
-    for node in graph.nodes:
-        if any(isinstance(v, (ir.Graph, list)) for v in node.attrs.values()):
-            node = copy.copy(node)
-            node.attrs = {k: _annotate_attr(v, record) for k, v in node.attrs.items()}
-        nodes.append(node)
-    out.nodes = nodes
+    out.nodes = [ir.with_subgraphs(node, lambda sub: annotated(sub, record))
+                 for node in graph.nodes]
     return out
-
-
-def _annotate_attr(value: Any, record: Mapping[int, Mapping[str, Known]]) -> Any:
-    if isinstance(value, ir.Graph):
-        return annotated(value, record)
-    if isinstance(value, list):
-        return [_annotate_attr(v, record) for v in value]
-    return value

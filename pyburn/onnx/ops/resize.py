@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ... import Tensor, tensor, where
+from ...nn.functional.sampling import resample
 from ..registry import check, ints, onnx_op
 
 Taps = list[tuple[list[int], list[float] | None]]
@@ -126,20 +127,6 @@ def _axis_taps(n: int, out: int, scale: float, mode: str, coordinate: str, neare
     return taps, outside
 
 
-def _resample(x: Tensor, dim: int, taps: Taps) -> Tensor:
-    """``sum_k x.index_select(dim, index_k) * weight_k``, each weight broadcast along the
-    dims after `dim`."""
-    trailing = (1,) * (x.ndim - dim - 1)
-    total = None
-    for index, weight in taps:
-        picked = x.index_select(dim, tensor(index, device=x.device))
-        if weight is not None:
-            w = tensor(weight, dtype=x.dtype, device=x.device).reshape((len(weight),) + trailing)
-            picked = picked * w
-        total = picked if total is None else total + picked
-    return total
-
-
 def _floats(t: Tensor | None) -> list[float]:
     return [] if t is None or t.numel() == 0 else [float(v) for v in t.reshape(-1).tolist()]
 
@@ -158,7 +145,7 @@ def resize_axes(x: Tensor, sizes: list[int], scales: list[float], axes: Sequence
             continue  # the identity along this axis
         taps, outside = _axis_taps(n, out, scale, mode, coordinate, nearest, cubic_a,
                                    exclude_outside, antialias, box)
-        y = _resample(y, axis, taps)
+        y = resample(y, axis, taps)
         if outside is not None and any(outside):
             view = (out,) + (1,) * (y.ndim - axis - 1)
             mask = tensor(outside, device=y.device).reshape(view)
