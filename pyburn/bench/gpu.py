@@ -14,6 +14,8 @@ other; speed against cuBLAS is measured on real GPUs by ``python -m pyburn.bench
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyburn
 
 from . import peers
@@ -36,25 +38,39 @@ def chain(x: pyburn.Tensor) -> pyburn.Tensor:
     return ((x * 1.5 + 0.25).tanh() * x - 0.5).abs().sqrt() * 0.75
 
 
-def _matmul_size(size: int, settings: Settings) -> list[Row]:
-    """One row per kernel variant for ``size``³, each against numpy on the same numbers."""
-    from ..backends.wgpu.matmul import VARIANTS, matmul
+def matmul_call(size: int, variant: str, calls: int = 1) -> Callable[[], None]:
+    """A call that multiplies two fixed ``size``² float32 matrices on the default wgpu
+    device `calls` times with the matmul kernel `variant`, then waits for the last product.
+
+    It runs the kernel directly: the tensor layer's ``a @ b`` is lazy under fusion, so an
+    unread product would not run at all.
+    """
+    from ..backends.wgpu.matmul import matmul
 
     backend = pyburn.device("wgpu").backend
     plain = getattr(backend, "inner", backend)  # the backend whose handles are GpuTensors
+    a, b = (plain.from_bytes(Floats.random((size, size), seed=s).data.tobytes(), (size, size),
+                             pyburn.float32) for s in (1, 2))
+
+    def run() -> None:
+        for _ in range(calls):
+            out = matmul(plain.gpu, a, b, variant)
+        plain.runtime.read(out.storage.buffer, 0, 4)  # wait for the result
+
+    return run
+
+
+def _matmul_size(size: int, settings: Settings) -> list[Row]:
+    """One row per kernel variant for ``size``³, each against numpy on the same numbers."""
+    from ..backends.wgpu.matmul import VARIANTS
+
     np = peers.load("numpy")
-    a, b = Floats.random((size, size), seed=1), Floats.random((size, size), seed=2)
-    ga, gb = (plain.from_bytes(f.numpy(np).tobytes(), (size, size), pyburn.float32)
-              for f in (a, b))
-    na, nb = a.numpy(np), b.numpy(np)
+    na, nb = (Floats.random((size, size), seed=s).numpy(np) for s in (1, 2))
     gflop = 2 * size**3 / 1e9
     rows = []
     for variant in VARIANTS:
-        def run(variant: str = variant) -> None:
-            out = matmul(plain.gpu, ga, gb, variant)
-            plain.runtime.read(out.storage.buffer, 0, 4)  # wait for the result
-
-        times = measure({"pyburn": run, "numpy": lambda: na @ nb}, settings)
+        times = measure({"pyburn": matmul_call(size, variant), "numpy": lambda: na @ nb},
+                        settings)
         rows.append(Row.compare(NAME, f"matmul {variant} {size}³ f32", "GFLOP/s",
                                 lambda seconds: gflop / seconds, times, "numpy",
                                 peers.label("numpy"), None, settings.quick))

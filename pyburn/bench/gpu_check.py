@@ -20,8 +20,13 @@ from typing import Any
 
 import pyburn
 
+from ..backends.wgpu.matmul import VARIANTS
+from .gpu import matmul_call
 from .inputs import Floats
 from .train import labels_for, pyburn_trainer, torch_trainer
+
+#: products per timed run, so that the final read's round trip is a small share of it
+CALLS = 4
 
 
 def _seconds(fn: Callable[[], object], sync: Callable[[], object], repeat: int) -> float:
@@ -46,18 +51,23 @@ def _cuda_torch() -> Any:
 
 
 def matmul_rows(size: int, repeat: int) -> list[tuple[str, str, str]]:
-    """(case, pyburn, peer) rows of matmul ``size``³ float32 in TFLOP/s."""
-    a, b = (Floats.random((size, size), seed=s).tensor("wgpu") for s in (1, 2))
-    tflop = 2 * size**3 / 1e12
-    ours = tflop / _seconds(lambda: a @ b, lambda: (a @ b)[0, 0].item(), repeat)
+    """(case, pyburn, peer) rows of matmul ``size``³ float32 in TFLOP/s, one per kernel
+    variant; each timed run issues `CALLS` products and waits for the last."""
+    tflop = 2 * size**3 / 1e12 * CALLS
     torch = _cuda_torch()
-    peer = "torch CUDA not available"
+    theirs = None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
         ta, tb = (torch.rand(size, size, device="cuda") for _ in range(2))
-        theirs = tflop / _seconds(lambda: ta @ tb, torch.cuda.synchronize, repeat)
-        peer = f"{theirs:.2f} TFLOP/s (cuBLAS f32), ratio {ours / theirs:.2f}"
-    return [(f"matmul {size}³ f32", f"{ours:.3f} TFLOP/s", peer)]
+        theirs = tflop / _seconds(lambda: [ta @ tb for _ in range(CALLS)],
+                                  torch.cuda.synchronize, repeat)
+    rows = []
+    for variant in VARIANTS:
+        ours = tflop / _seconds(matmul_call(size, variant, CALLS), lambda: None, repeat)
+        peer = ("torch CUDA not available" if theirs is None else
+                f"{theirs:.2f} TFLOP/s (cuBLAS f32), ratio {ours / theirs:.2f}")
+        rows.append((f"matmul {variant} {size}³ f32", f"{ours:.3f} TFLOP/s", peer))
+    return rows
 
 
 def training_rows(steps: int, batch: int = 64) -> list[tuple[str, str, str]]:

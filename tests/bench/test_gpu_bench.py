@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("numpy")
 
 from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends.wgpu.matmul import VARIANTS  # noqa: E402
 from pyburn.bench import gpu, gpu_check, select  # noqa: E402
 from pyburn.bench.timing import Settings  # noqa: E402
 
@@ -31,4 +32,5 @@ def test_bench_gpu_reports_every_kernel_variant_fusion_and_latency():
 def test_gpu_check_prints_a_table(capsys):
     assert gpu_check.main(["--size", "32", "--steps", "1", "--repeat", "1", "--batch", "2"]) == 0
     out = capsys.readouterr().out
-    assert "matmul 32³ f32" in out and "MNIST CNN train" in out
+    assert "MNIST CNN train" in out
+    assert all(f"matmul {variant} 32³ f32" in out for variant in VARIANTS)
