@@ -40,21 +40,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let positions = info[QS] * info[QS + 1] * info[QS + 2];
     let lead = i / positions;
     let q = i % positions;
-    let qw = q % info[QS + 2];
-    let qh = (q / info[QS + 2]) % info[QS + 1];
-    let qd = q / (info[QS + 1] * info[QS + 2]);
-    let row_d = info[TABLES] + 3 * qd;
-    let row_h = info[TABLES] + 3 * (info[QS] + qh);
-    let row_w = info[TABLES] + 3 * (info[QS] + info[QS + 1] + qw);
+    let qp = pb_unravel3(q, QS);
+    let row_d = info[TABLES] + 3 * qp.x;
+    let row_h = info[TABLES] + 3 * (info[QS] + qp.y);
+    let row_w = info[TABLES] + 3 * (info[QS] + info[QS + 1] + qp.z);
     let start = vec3<i32>(info[row_d], info[row_h], info[row_w]);
     let stop = vec3<i32>(info[row_d + 1], info[row_h + 1], info[row_w + 1]);
     let x_strides = vec3<i32>(info[X + 1], info[X + 2], info[X + 3]);
     let x_base = info[X] + pb_strided(lead, rank, DIMS, DIMS + rank);
     var total = 0.0;
     for (var k = info[PIECE]; k < info[PIECE + 1]; k++) {
-        let offset = vec3<i32>(k / (info[KS + 1] * info[KS + 2]), (k / info[KS + 2]) % info[KS + 1],
-                               k % info[KS + 2]);
-        let p = start + offset;
+        let p = start + pb_unravel3(k, KS);
         if (all(p < stop)) {
             let v = x[x_base + p.x * x_strides.x + p.y * x_strides.y + p.z * x_strides.z];
             total += {{load}};
@@ -65,7 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         divisor = f32(info[row_d + 2] * info[row_h + 2] * info[row_w + 2]);
     }
     let lead_out = pb_strided(lead, rank, DIMS, DIMS + 2 * rank);
-    let at = info[OUT] + lead_out + qd * info[OUT + 1] + qh * info[OUT + 2] + qw * info[OUT + 3];
+    let at = info[OUT] + lead_out + dot(qp, vec3<i32>(info[OUT + 1], info[OUT + 2], info[OUT + 3]));
     var s = total / divisor;
     if (info[PIECE] > 0) {
         let v = out[at];

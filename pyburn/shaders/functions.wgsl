@@ -17,6 +17,12 @@ fn pb_group(wid: vec3<u32>, nwg: vec3<u32>) -> i32 {
     return i32(wid.x + nwg.x * (wid.y + nwg.y * wid.z));
 }
 
+// Row-major coordinates of flat index `i` in a 3-d box whose sizes are at info[sizes..].
+fn pb_unravel3(i: i32, sizes: i32) -> vec3<i32> {
+    let plane = info[sizes + 1] * info[sizes + 2];
+    return vec3<i32>(i / plane, (i / info[sizes + 2]) % info[sizes + 1], i % info[sizes + 2]);
+}
+
 // Storage offset (relative) of element `i`, counted row-major over `rank` dims whose sizes
 // are at info[dims..] and whose strides are at info[strides..].
 fn pb_strided(i: i32, rank: i32, dims: i32, strides: i32) -> i32 {
@@ -28,6 +34,21 @@ fn pb_strided(i: i32, rank: i32, dims: i32, strides: i32) -> i32 {
         rest /= size;
     }
     return at;
+}
+
+// Where operand k of a matmul kernel (matmul.wgsl, matmul_tiled.wgsl) starts for batch
+// `batch`, and its stride along dim d (0 M, 1 N, 2 K). Their info is [M, N, K, batches,
+// batch rank B, batch shape[B], then per operand (out, a, b, then the epilogue's): offset,
+// batch strides[B], strides along M, N and K].
+fn pb_matmul_base(batch: i32, k: i32) -> i32 {
+    let rank = info[4];
+    let at = 5 + rank + k * (rank + 4);
+    return info[at] + pb_strided(batch, rank, 5, at + 1);
+}
+
+fn pb_matmul_stride(k: i32, d: i32) -> i32 {
+    let rank = info[4];
+    return info[5 + rank + k * (rank + 4) + 1 + rank + d];
 }
 
 // ---- classification (bit tests: immune to compilers that assume no NaN) ----------------

@@ -23,18 +23,6 @@
 @group(0) @binding(3) var<storage, read> b: array<{{element}}>;
 {{bindings}}
 
-// Where operand k starts for batch `batch`, and its stride along dim d (0 M, 1 N, 2 K).
-fn base(batch: i32, k: i32) -> i32 {
-    let rank = info[4];
-    let at = 5 + rank + k * (rank + 4);
-    return info[at] + pb_strided(batch, rank, 5, at + 1);
-}
-
-fn stride(k: i32, d: i32) -> i32 {
-    let rank = info[4];
-    return info[5 + rank + k * (rank + 4) + 1 + rank + d];
-}
-
 fn load_a(i: i32) -> {{T}} {
     let v = a[i];
     return {{load}};
@@ -64,10 +52,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let rows = min(vec4<i32>(row) + vec4<i32>(0, 1, 2, 3), vec4<i32>(m - 1));
     let cols = min(vec4<i32>(col) + vec4<i32>(0, 1, 2, 3), vec4<i32>(n - 1));
     // element offsets of the four rows of a and the four columns of b, stepped along K
-    var ak = vec4<i32>(base(batch, 1)) + rows * stride(1, 0);
-    var bk = vec4<i32>(base(batch, 2)) + cols * stride(2, 1);
-    let a_step = vec4<i32>(stride(1, 2));
-    let b_step = vec4<i32>(stride(2, 2));
+    var ak = vec4<i32>(pb_matmul_base(batch, 1)) + rows * pb_matmul_stride(1, 0);
+    var bk = vec4<i32>(pb_matmul_base(batch, 2)) + cols * pb_matmul_stride(2, 1);
+    let a_step = vec4<i32>(pb_matmul_stride(1, 2));
+    let b_step = vec4<i32>(pb_matmul_stride(2, 2));
     let depth = info[2];
     var acc: array<vec4<{{T}}>, 4>;
     for (var k = 0; k < depth; k++) {
@@ -82,9 +70,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     // what the stores need from info, loaded before any store (a store to out could, for
     // all the compiler knows, change info)
-    let base0 = base(batch, 0);
-    let rows0 = stride(0, 0);
-    let cols0 = stride(0, 1);
+    let base0 = pb_matmul_base(batch, 0);
+    let rows0 = pb_matmul_stride(0, 0);
+    let cols0 = pb_matmul_stride(0, 1);
 {{bases}}
     for (var i = 0; i < 4; i++) {
         for (var j = 0; j < 4; j++) {

@@ -45,10 +45,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let positions = info[QS] * info[QS + 1] * info[QS + 2];
     let lead = i / positions;
     let q = i % positions;
-    let qw = q % info[QS + 2];
-    let qh = (q / info[QS + 2]) % info[QS + 1];
-    let qd = q / (info[QS + 1] * info[QS + 2]);
-    let origin = vec3<i32>(qd, qh, qw) * vec3<i32>(info[STRIDE], info[STRIDE + 1], info[STRIDE + 2])
+    let qp = pb_unravel3(q, QS);
+    let origin = qp * vec3<i32>(info[STRIDE], info[STRIDE + 1], info[STRIDE + 2])
         - vec3<i32>(info[PAD], info[PAD + 1], info[PAD + 2]);
     let dilation = vec3<i32>(info[DIL], info[DIL + 1], info[DIL + 2]);
     let sizes = vec3<i32>(info[SS], info[SS + 1], info[SS + 2]);
@@ -57,9 +55,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var best = -pb_inf();
     var best_at = -1;
     for (var k = info[PIECE]; k < info[PIECE + 1]; k++) {
-        let offset = vec3<i32>(k / (info[KS + 1] * info[KS + 2]), (k / info[KS + 2]) % info[KS + 1],
-                               k % info[KS + 2]);
-        let p = origin + offset * dilation;
+        let p = origin + pb_unravel3(k, KS) * dilation;
         if (all(p >= vec3<i32>(0)) && all(p < sizes)) {
             let v = x[x_base + p.x * x_strides.x + p.y * x_strides.y + p.z * x_strides.z];
             let value = {{load}};
@@ -70,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     let lead_out = pb_strided(lead, rank, DIMS, DIMS + 2 * rank);
-    let q_out = qd * info[OUT + 1] + qh * info[OUT + 2] + qw * info[OUT + 3];
+    let q_out = dot(qp, vec3<i32>(info[OUT + 1], info[OUT + 2], info[OUT + 3]));
     let at = info[OUT] + lead_out + q_out;
     let at_index = info[INDEX] + lead_out + q_out;
     if (info[PIECE] > 0) {

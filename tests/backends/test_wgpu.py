@@ -316,18 +316,6 @@ def test_scatter_add_of_ints_and_bytes_wraps(be):
     assert total.tolist() == [np.int32(np.int64(300 * 2**30) % 2**32 - 2**32)]
 
 
-def test_naive_and_blocked_matmul_agree(be):
-    from pyburn.backends.wgpu.matmul import matmul
-
-    rng = np.random.default_rng(4)
-    a = rng.normal(size=(2, 33, 17)).astype(np.float32)
-    b = rng.normal(size=(2, 17, 35)).astype(np.float32)
-    ha, hb = up(be, a), up(be, b)
-    for variant in ("naive", "blocked"):
-        got = down(be, matmul(be.gpu, ha, hb, variant), float32)
-        np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
-
-
 def test_reads_await_inside_an_event_loop(be):
     h = up(be, np.arange(10, dtype=np.int32))
 

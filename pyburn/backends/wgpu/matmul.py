@@ -1,6 +1,7 @@
-"""Batched matrix product for wgpu: ``matmul.wgsl`` (register-blocked 4x4 per invocation,
-32x32 per workgroup) and ``matmul_naive.wgsl`` (one invocation per output, kept as the
-benchmark's baseline).
+"""Batched matrix product for wgpu: ``matmul_tiled.wgsl`` (128x128 tiles staged through
+workgroup memory, 8x8 per invocation: for GPUs), ``matmul.wgsl`` (register-blocked 4x4 per
+invocation, 32x32 per workgroup: for CPU drivers and small products) and
+``matmul_naive.wgsl`` (one invocation per output, kept as the benchmark's baseline).
 
 The iteration space is (batch dims..., M, N, K): out does not move along K, a not along N,
 b not along M. `launch.boxes` may cut the batch dims, M and N (never K, the loop inside
@@ -14,7 +15,7 @@ the fusion backend fused into it (a bias, an activation), read at the product's 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .creation import full
 from .elementwise import ANCHOR, Epilogue, apply_epilogue, binary, copy_into, declare, indent
@@ -22,8 +23,37 @@ from .handle import GpuTensor
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .templates import render
 
-#: kernel file and workgroup size of each variant
-VARIANTS = {"blocked": ("matmul", 64), "naive": ("matmul_naive", 64)}
+
+@dataclass(frozen=True)
+class Variant:
+    """A matmul kernel: its file, invocations per workgroup, the side of the square tile of
+    out a workgroup computes, the product it stores at row ``r`` = ..+i, column ``c`` = ..+j,
+    and what one step of its K loop costs against `launch.loop_budget`."""
+
+    kernel: str
+    workgroup: int
+    tile: int
+    anchor: str
+    loop_cost: int
+
+
+#: the kernels: "tiled" (workgroup memory) on GPUs, "blocked" (registers only) on CPU
+#: drivers and for products smaller than a tile, "naive" as the benchmark's baseline
+VARIANTS = {
+    "tiled": Variant("matmul_tiled", 256, 128, "acc[2 * i + j / 4][j % 4]", 4),
+    "blocked": Variant("matmul", 64, 32, "acc[i][j]", 1),
+    "naive": Variant("matmul_naive", 64, 1, "", 1),
+}
+
+
+def pick_variant(gpu: Gpu, m: int, n: int) -> str:
+    """The kernel for an M x N product on this adapter: workgroup-memory tiles on hardware
+    adapters once the product fills a tile, register blocks otherwise (CPU drivers run
+    barriers slowly, and a mostly empty 128x128 tile wastes a GPU's invocations)."""
+    tiled = VARIANTS["tiled"].tile
+    if gpu.runtime.info.is_software or m < tiled or n < tiled:
+        return "blocked"
+    return "tiled"
 
 
 def _along(t: GpuTensor, dim: int, start: int, stop: int) -> GpuTensor:
@@ -42,8 +72,9 @@ def _epilogue(tail: Epilogue, anchor: str, first: int) -> tuple[list[str], list[
         (f"epi{j}", r.element, r) for j, r in enumerate(tail.fragment.reads)]
     for k, (name, element, read) in enumerate(buffers, start=first):
         decls.append(declare(k + 1, name, element, read is None))
-        bases += [f"let base{k} = base(batch, {k});", f"let rows{k} = stride({k}, 0);",
-                  f"let cols{k} = stride({k}, 1);"]
+        bases += [f"let base{k} = pb_matmul_base(batch, {k});",
+                  f"let rows{k} = pb_matmul_stride({k}, 0);",
+                  f"let cols{k} = pb_matmul_stride({k}, 1);"]
         at = f"base{k} + r * rows{k} + c * cols{k}"
         if read is None:
             point.append(f"kept[{at}] = {tail.keep.kind.store(ANCHOR)};")
@@ -55,14 +86,16 @@ def _epilogue(tail: Epilogue, anchor: str, first: int) -> tuple[list[str], list[
     return decls, bases, point
 
 
-def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked",
+def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str | None = None,
            tail: Epilogue | None = None) -> GpuTensor:
-    """Product of (*B, M, K) and (*B, K, N) with the same batch dims; with `tail`, stored
-    through that epilogue (whose operands are over the product's space) into ``tail.out``,
-    which is returned."""
+    """Product of (*B, M, K) and (*B, K, N) with the same batch dims, by kernel `variant`
+    (`pick_variant`'s choice when None); with `tail`, stored through that epilogue (whose
+    operands are over the product's space) into ``tail.out``, which is returned."""
     *batch, m, k = a.shape
     n = b.shape[-1]
-    piece = loop_budget(1)
+    variant = variant or pick_variant(gpu, m, n)
+    spec = VARIANTS[variant]
+    piece = loop_budget(spec.loop_cost)
     if k > piece or (tail is not None and k == 0):
         # each invocation loops over K: add up the products of K's pieces, then apply the
         # epilogue (an empty K: zeros) as a map kernel
@@ -97,18 +130,18 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked",
     }
     for key, (e, eb) in enumerate(zip(extra, be), start=4):
         operands[key] = replace(e, strides=eb + (e.strides[-2], e.strides[-1], 0))
-    name, workgroup = VARIANTS[variant]
     if variant == "naive":
-        assert len(operands) == 3, "only the blocked kernel applies epilogues"
-        source = render(name, workgroup=workgroup, element=kind.storage, out_type=kind.storage,
-                        T=kind.compute, load=kind.load("v"), store=kind.store("s"))
+        assert len(operands) == 3, "only the blocked and tiled kernels apply epilogues"
+        source = render(spec.kernel, workgroup=spec.workgroup, element=kind.storage,
+                        out_type=kind.storage, T=kind.compute, load=kind.load("v"),
+                        store=kind.store("s"))
     else:
         fragment = replace(tail.fragment, reads=tuple(
             replace(r, operand=operands[key]) for key, r in
             enumerate(tail.fragment.reads, start=4 + (tail.keep is not None))))
         decls, bases, point = _epilogue(replace(tail, fragment=fragment),
-                                        kind.load(kind.store("acc[i][j]")), 3)
-        source = render(name, workgroup=workgroup, element=kind.storage,
+                                        kind.load(kind.store(spec.anchor)), 3)
+        source = render(spec.kernel, workgroup=spec.workgroup, element=kind.storage,
                         out_type=out.kind.storage, T=kind.compute, load=kind.load("v"),
                         bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
                         epilogue=indent("\n".join(point), 16))
@@ -123,8 +156,8 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str = "blocked",
         em, en, _ = box.extents[nbatch:]
         count = math.prod(box.extents[:nbatch])
         if variant == "naive":
-            return -(-count * em * en // workgroup)
-        return count * -(-em // 32) * -(-en // 32)
+            return -(-count * em * en // spec.workgroup)
+        return count * -(-em // spec.tile) * -(-en // spec.tile)
 
     gpu.run(source, bshape + (m, n, k), operands, info, groups, range(nbatch + 2))
     return out

@@ -67,7 +67,7 @@ CACHE_SIZE = 1024
 #: the anchors over two computed operands (a product), and how each is launched with an
 #: epilogue
 PRODUCTS: dict[str, Callable[[Gpu, GpuTensor, GpuTensor, Node, Epilogue], object]] = {
-    "matmul": lambda gpu, a, b, node, tail: matmul(gpu, a, b, "blocked", tail),
+    "matmul": lambda gpu, a, b, node, tail: matmul(gpu, a, b, tail=tail),
     "conv": lambda gpu, x, w, node, tail: conv(gpu, x, w, *node.params, tail=tail),
 }
 
