@@ -146,5 +146,5 @@ class WgpuBackend(Capabilities, Backend):
 
     # ---- linear algebra ----------------------------------------------------------------
     def matmul(self, a: GpuTensor, b: GpuTensor) -> GpuTensor:
-        """Batched matrix product (register-blocked tiles)."""
+        """Batched matrix product (the kernel `matmul.pick_variant` picks for the adapter)."""
         return linalg.matmul(self.gpu, a, b)
