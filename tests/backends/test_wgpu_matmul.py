@@ -18,7 +18,7 @@ import pyburn  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
 from pyburn.backends.wgpu import matmul as kernels  # noqa: E402
 from pyburn.backends.wgpu.fusion import FusionBackend  # noqa: E402
-from pyburn.dtypes import float32, int32  # noqa: E402
+from pyburn.dtypes import float16, float32, int32  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
 if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
@@ -34,14 +34,16 @@ def be():
     return backend.inner if isinstance(backend, FusionBackend) else backend
 
 
+NP = {float32: np.float32, float16: np.float16, int32: np.int32}
+
+
 def _up(be, a: np.ndarray):
-    dtype = float32 if a.dtype == np.float32 else int32
+    dtype = {np.dtype(v): k for k, v in NP.items()}[a.dtype]
     return be.from_bytes(np.ascontiguousarray(a).tobytes(), a.shape, dtype)
 
 
 def _down(be, h, dtype=float32) -> np.ndarray:
-    kind = np.float32 if dtype is float32 else np.int32
-    return np.frombuffer(be.to_bytes(h, h.shape, dtype), kind).reshape(h.shape)
+    return np.frombuffer(be.to_bytes(h, h.shape, dtype), NP[dtype]).reshape(h.shape)
 
 
 @pytest.mark.parametrize("variant", list(kernels.VARIANTS))
@@ -91,6 +93,18 @@ def test_int32_products_are_exact(be, variant):
     b = rng.integers(-50, 50, size=(19, 129)).astype(np.int32)
     got = _down(be, kernels.matmul(be.gpu, _up(be, a), _up(be, b), variant), int32)
     np.testing.assert_array_equal(got, a.astype(np.int64) @ b)
+
+
+@pytest.mark.parametrize("variant", list(kernels.VARIANTS))
+def test_float16_products_where_the_adapter_has_it(be, variant):
+    if float16 not in be.dtypes:
+        pytest.skip("this adapter has no shader-f16")
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(129, 24)).astype(np.float16)
+    b = rng.normal(size=(24, 130)).astype(np.float16)
+    got = _down(be, kernels.matmul(be.gpu, _up(be, a), _up(be, b), variant), float16)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("variant", EPILOGUE_VARIANTS)
