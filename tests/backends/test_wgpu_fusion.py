@@ -163,6 +163,50 @@ def test_a_training_loop_generates_its_kernels_once(fused):
     assert counted.pipelines_compiled == 0
 
 
+STATEFUL = {
+    "sgd-momentum": lambda params: pyburn.optim.SGD(params, lr=0.05, momentum=0.9),
+    "adam": lambda params: pyburn.optim.Adam(params, lr=0.01),
+    "adamw-amsgrad": lambda params: pyburn.optim.AdamW(params, lr=0.01, amsgrad=True),
+    "rmsprop": lambda params: pyburn.optim.RMSprop(params, lr=0.01),
+    "adagrad": lambda params: pyburn.optim.Adagrad(params, lr=0.01),
+}
+
+
+@pytest.mark.parametrize("name", list(STATEFUL))
+def test_state_carried_across_steps_compiles_once_and_holds_no_graph(fused, name):
+    # an optimizer's state is computed from its previous value every step: were it left
+    # pending, its graph would grow a step's worth each time (a new kernel every step)
+    from pyburn.backends.wgpu.fusion.lazy import LazyTensor
+
+    dev = fused.autodiff()
+    pyburn.manual_seed(0)
+    model = pyburn.nn.Sequential(pyburn.nn.Linear(6, 16, device=dev), pyburn.nn.ReLU(),
+                                 pyburn.nn.Linear(16, 3, device=dev))
+    opt = STATEFUL[name](model.parameters())
+    x = pyburn.randn(8, 6, device=dev)
+    y = pyburn.randn(8, 3, device=dev)
+
+    def step() -> None:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+    def pending() -> int:
+        gc.collect()
+        return sum(isinstance(o, LazyTensor) and o.pending for o in gc.get_objects())
+
+    for _ in range(3):
+        step()
+    model[0].weight.numpy()
+    held = pending()
+    wgpu.reset_stats()
+    for _ in range(12):
+        step()
+    model[0].weight.numpy()
+    assert wgpu.stats().pipelines_compiled == 0
+    assert pending() == held
+
+
 def test_fusion_can_be_turned_off():
     assert not isinstance(wgpu.create(0, fusion=False), FusionBackend)
     assert isinstance(wgpu.create(0, fusion=True), FusionBackend)

@@ -287,6 +287,26 @@ def _count(hit: bool, *walks: _Walk) -> None:
             STATS.cache_misses += 1
 
 
+def _held_first(walk: _Walk, skip: tuple[LazyTensor, ...]) -> None:
+    """Raise `_First` for a step of `walk` that a live handle holds (a tensor of the user's,
+    of autodiff's, of an optimizer's state), other than those in `skip` (the root, and what
+    the kernel stores itself): it gets a kernel of its own, and this one reads it.
+
+    Recomputing it here instead would leave it pending, and a value carried from one
+    iteration to the next (an optimizer's moments, a running mean) would grow its graph by
+    one iteration's steps each time: a new kernel to compile every iteration, and the
+    buffers of every earlier iteration held. A held view is computed through its argument.
+    """
+    skipped = {id(t) for t in skip}
+    for t in walk.inside.values():
+        if id(t) in skipped or t.handle is None or t.handle() is None:
+            continue
+        while t.node is not None and t.node.kind in VIEWS:
+            t = t.node.args[0]
+        if t.pending and id(t) not in skipped:
+            raise _First(t)
+
+
 def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     """The launch that computes `root` (resolving it, and what it keeps), or `_First`."""
     limit = gpu.runtime.limits.max_storage_buffers_per_shader_stage
@@ -294,6 +314,7 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     if anchor is None:
         walk = _Walk(root.shape, "l")
         value = walk.visit(root)
+        _held_first(walk, (root,))
         if len(walk.reads) + 2 > limit:  # metadata, out, inputs
             raise _First(_largest_pending(root))
         return lambda: _launch_map(gpu, root, walk, value)
@@ -302,6 +323,7 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     for _, strides in epilogue.reads:
         if reshape_strides(root.shape, strides, anchor.shape) is None:
             raise _First(anchor)  # read in the root's space only: the anchor becomes a read
+    _held_first(epilogue, (root, anchor, *epilogue.from_anchor))
     inside = set(epilogue.inside)
     # (when the root is the anchor's result renumbered, the anchor is a view of it: free)
     keep = value != ANCHOR and any(t.needed_outside(inside)
@@ -314,6 +336,7 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     source = node.args[0]
     producers = _Walk(source.shape, "p")
     source_value = producers.visit(source)
+    _held_first(producers, (source,))
     keep_source = source.pending and source.needed_outside({id(anchor)})
     if 2 + keep + keep_source + len(producers.reads) + len(epilogue.reads) > limit:
         raise _First(anchor if anchor is not root else _largest_pending(anchor))
