@@ -137,6 +137,13 @@ class _GpuChecks:
         failed = be.binary("logical_or", below, be.binary("ge", high, one(size), bool_), bool_)
         verdict = (be.where(failed, one(self.numbers[check]), one(-1)), be.where(below, low, high))
         self.state = verdict if self.state is None else self._first(self.state, verdict)
+        # Each verdict is chained onto the previous one: left pending on a backend that
+        # defers work (fusion), the chain would grow until the next read, with a new
+        # kernel to compile at each size. Computing it now queues it without waiting.
+        ready = getattr(be, "ready", None)
+        if ready is not None:
+            for h in self.state:
+                ready(h)
 
     def _one(self, value: int) -> Any:
         return self.backend.full((1,), value, int32)
