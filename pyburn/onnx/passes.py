@@ -23,9 +23,9 @@ from .registry import lookup
 
 #: The newest ai.onnx opset pyburn knows (onnx 1.22's).
 MAX_OPSET = 27
-#: Ops that are deterministic only given their inputs; never folded at load time.
-_RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
-                         "RandomUniformLike", "Bernoulli", "Multinomial"})
+#: Ops that draw random numbers: never folded at load time, never run twice for one call.
+RANDOM_OPS = frozenset({"RandomNormal", "RandomNormalLike", "RandomUniform",
+                        "RandomUniformLike", "Bernoulli", "Multinomial"})
 
 
 class UnsupportedOperatorError(FormatError, NotImplementedError):
@@ -267,7 +267,7 @@ def _drop_unused(graph: ir.Graph) -> ir.Graph:
 
 def is_foldable(node: ir.Node) -> bool:
     """Whether `node` may be computed once at load time when all its inputs are constants."""
-    return node.op_type not in _RANDOM_OPS and not any(True for _ in subgraphs(node))
+    return node.op_type not in RANDOM_OPS and not any(True for _ in subgraphs(node))
 
 
 def _inline_functions(graph: ir.Graph, model: ir.Model) -> ir.Graph:

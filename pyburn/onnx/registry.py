@@ -34,12 +34,14 @@ opset for that domain.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DType, int32, int64
 from ..errors import ArgumentError
+from ..tensor import Tensor
 
 #: The domains whose operators pyburn implements ("" is the default ai.onnx domain;
 #: "pyburn" holds the fused operators the passes introduce).
@@ -121,14 +123,44 @@ def _load_all() -> None:
 
 
 def ints(value: Any) -> list[int]:
-    """A shape-like input (a tensor, list or scalar) as a list of Python ints."""
+    """A shape-like input (a tensor, list or scalar) as a list of Python ints (a new list,
+    which the caller may change)."""
     if value is None:
         return []
-    if hasattr(value, "tolist"):
-        value = value.tolist()
+    if isinstance(value, Tensor):
+        # the same constant tensor (a Reshape's target, an Unsqueeze's axes) is read on
+        # every run: remember what each small one holds, by its backend handle. Handles are
+        # immutable (an in-place op on a tensor gives it a new one), and the entry's weak
+        # reference tells whether its id still names the same handle (without keeping that
+        # handle, or the buffer it views, alive)
+        shape, handle = value.shape, value._h
+        small = len(shape) < 2 and (not shape or shape[0] <= _MAX_REMEMBERED)
+        found = _READ.get(id(handle)) if small else None
+        if found is not None and found[0]() is handle:
+            return list(found[1])
+        read = _as_ints(value.tolist())
+        if small:
+            try:
+                entry = (weakref.ref(handle), read)
+            except TypeError:  # a handle type without weak references: not remembered
+                return list(read)
+            if len(_READ) >= _READ_ENTRIES:
+                _READ.clear()
+            _READ[id(handle)] = entry
+        return list(read)
+    return _as_ints(value.tolist() if hasattr(value, "tolist") else value)
+
+
+def _as_ints(value: Any) -> list[int]:
     if isinstance(value, (int, float, bool)):
         return [int(value)]
     return [int(v) for v in value]
+
+
+#: what `ints` read from recent small tensors: handle id -> (weak reference, its ints)
+_READ: dict[int, tuple[weakref.ref, list[int]]] = {}
+_READ_ENTRIES = 512
+_MAX_REMEMBERED = 64
 
 
 def index_dtype(device: Any) -> DType:

@@ -104,7 +104,7 @@ def _gather(data: array, shape: Shape, strides: Shape, offset: int) -> array:
 class Buf:
     """A flex tensor: `data` read through `shape`, element `strides` and `offset`."""
 
-    __slots__ = ("data", "shape", "strides", "offset", "dtype", "_flat")
+    __slots__ = ("data", "shape", "strides", "offset", "dtype", "_flat", "__weakref__")
 
     def __init__(self, data: array, shape: Shape, dtype: DType,
                  strides: Shape | None = None, offset: int = 0):

@@ -1,10 +1,12 @@
 """Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv and
 CausalConvWithState.
 
-Each resolves ONNX's window attributes (`spatial.geometry`) and then calls
-`pyburn.nn.functional`'s convolution, which is one backend call where the device offers
-the "conv" capability. F's padding is symmetric, so the symmetric part of ONNX's (possibly
-asymmetric) pads goes to F and only the remainder is padded here.
+Each resolves ONNX's window attributes (`spatial.geometry`) and then convolves: where the
+device offers the "conv" capability (and the dtypes are one float type), Conv calls it
+directly, since the geometry is already checked and the capability takes ONNX's (before,
+after) pads as they are; otherwise it calls `pyburn.nn.functional`'s convolution, whose
+padding is symmetric, so the symmetric part of ONNX's (possibly asymmetric) pads goes to F
+and only the remainder is padded here.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ... import Tensor, arange, cat, zeros
+from ...errors import ArgumentError, ShapeError
 from ...nn import functional as F
+from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial
 from ..registry import check, onnx_op
 from .quantize import requantize, zero_point_range
@@ -42,10 +46,26 @@ def _conv(x: Tensor, w: Tensor, b: Tensor | None, auto_pad: str, dilations: Sequ
           op: str) -> Tensor:
     nd = _spatial_rank(x, w, op)
     g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
+    if capability.offered(capability.CONV, x, w, *([] if b is None else [b])):
+        _check_channels(x, w, b, group, op)
+        return _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group),
+                                 b)
     sym = [max(0, min(before, after)) for before, after in g.pads]
     x = pad_spatial(x, [(before - p, after - p) for p, (before, after) in zip(sym, g.pads)])
     return _CONV[nd](x, w, b, stride=g.strides, padding=tuple(sym), dilation=g.dilations,
                      groups=group)
+
+
+def _check_channels(x: Tensor, w: Tensor, b: Tensor | None, group: int, op: str) -> None:
+    """What F's convolution checks before it calls the capability: channels and groups."""
+    if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+        raise ArgumentError(f"{op}: group must be a positive int, got {group!r}")
+    if x.shape[1] != w.shape[1] * group or w.shape[0] % group:
+        raise ShapeError(f"{op}: input shape {x.shape} and weight shape {w.shape} do not fit "
+                         f"group={group} (input channels = weight dim 1 * group, weight dim 0 "
+                         f"divisible by group)")
+    if b is not None and b.shape != (w.shape[0],):
+        raise ShapeError(f"{op}: bias must have shape ({w.shape[0]},), got {b.shape}")
 
 
 @onnx_op("Conv", since=1)

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ...creation import arange, tensor
+from ...errors import IndexOutOfRange
 from ...indexing import nonzero, topk, tril, triu
 from ...math_ops import where
 from ...shape import norm_dim, numel
@@ -24,6 +25,15 @@ def gather(data: Tensor, indices: Tensor, *, axis: int = 0) -> Tensor:
     """Gather: the entries `indices` (any shape, negative from the end) along `axis`;
     the output has indices' dims in place of that axis."""
     d = norm_dim(axis, data.ndim)
+    if indices.ndim == 0 and getattr(data.device.backend, "gpu", None) is None:
+        # one index (an attention layer's q, k and v out of one projection): a view of that
+        # entry costs less than gathering a copy. Not on a GPU, where reading the index
+        # would wait for all the work queued before it
+        i, size = ints(indices)[0], data.shape[d]
+        if not -size <= i < size:
+            raise IndexOutOfRange(f"Gather: index {i} is out of range for axis {axis} of "
+                                  f"size {size}")
+        return data.narrow(d, i % size, 1).reshape(data.shape[:d] + data.shape[d + 1:])
     picked = data.index_select(d, indices.reshape(-1))
     return picked.reshape(data.shape[:d] + indices.shape + data.shape[d + 1:])
 

@@ -9,6 +9,7 @@ as the spec asks; the result comes back in the input's dtype.
 from __future__ import annotations
 
 from ... import Tensor, float16, float32, where
+from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial
 from ..registry import check, onnx_op
 
@@ -74,15 +75,24 @@ def _trailing_dims(x: Tensor, axis: int, op: str) -> tuple[int, ...]:
 
 @onnx_op("LayerNormalization", since=17)
 def layer_normalization(x: Tensor, scale: Tensor, b: Tensor | None = None, *, axis: int = -1,
-                        epsilon: float = 1e-5,
-                        stash_type: int = 1) -> tuple[Tensor, Tensor, Tensor]:
+                        epsilon: float = 1e-5, stash_type: int = 1,
+                        outputs_used: int = 3) -> tuple[Tensor, Tensor | None, Tensor | None]:
     """LayerNormalization: x normalized over the dims from `axis` on, ``* Scale + B``;
-    also returns Mean and InvStdDev (kept dims) in the stash type."""
+    also returns Mean and InvStdDev (kept dims) in the stash type (only when the node uses
+    them: Y alone is one backend call where the device offers "layer_norm")."""
     dims = _trailing_dims(x, axis, "LayerNormalization")
+    affine = (scale,) if b is None else (scale, b)
+    if (outputs_used < 2 and (stash_type == 0 or x.dtype is not float16)
+            and all(t.shape == x.shape[dims[0]:] for t in affine)
+            and capability.offered(capability.LAYER_NORM, x, *affine)):
+        return capability.layer_norm(x, scale, b, len(dims), epsilon), None, None
     stats = _stashed(x, stash_type)
     mean = stats.mean(dims, keepdim=True)
-    inv_std = (stats.var(dims, keepdim=True, correction=0) + epsilon).rsqrt()
-    y = ((stats - mean) * inv_std).cast(x.dtype) * scale
+    # the biased variance written out (what `var` computes), so that the centered values
+    # serve both it and the result
+    centered = stats - mean
+    inv_std = ((centered * centered).mean(dims, keepdim=True) + epsilon).rsqrt()
+    y = (centered * inv_std).cast(x.dtype) * scale
     if b is not None:
         y = y + b
     return y, mean, inv_std

@@ -1,10 +1,12 @@
 """Pooling: MaxPool (with Indices), AveragePool, LpPool, their Global forms, MaxUnpool.
 
-The window attributes resolve through `spatial.geometry`; the input is then padded to
-exactly the region the windows cover (ONNX pads may be asymmetric, and `ceil_mode` may need
-more on the right), so the pooling itself runs unpadded: MaxPool through
-`pyburn.nn.functional`'s max pooling (one backend call where the device offers
-"max_pool"), AveragePool and LpPool as sums over `windows`.
+The window attributes resolve through `spatial.geometry`. Where the device offers the
+"max_pool" capability for a float input and Indices is not used, MaxPool calls it directly
+with the (before, after) pads the windows need. Otherwise the input is padded to exactly the
+region the windows cover (ONNX pads may be asymmetric, and `ceil_mode` may need more on the
+right), so the pooling itself runs unpadded: MaxPool through `pyburn.nn.functional`'s max
+pooling (which also takes its Indices from the capability where offered), AveragePool and
+LpPool as sums over `windows`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 from ... import Tensor, arange, ones, zeros
 from ...nn import functional as F
+from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial, windows
 from ..registry import check, index_dtype, ints, onnx_op
 from .spatial import Geometry, geometry, per_dim, split_pads
@@ -70,6 +73,12 @@ def max_pool(x: Tensor, *, auto_pad: str = "NOTSET", ceil_mode: int = 0,
     nd = x.ndim - 2
     check(nd in _MAX_POOL, f"{op}: input must have 1 to 3 spatial dims, got shape {x.shape}")
     g = _pool_geometry(x, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op)
+    if outputs_used < 2 and capability.offered(capability.MAX_POOL, x):
+        # a negative "after" (trailing elements outside every window) needs no cut: the
+        # windows stop before them
+        return capability.max_pool(x, g.kernel, g.strides,
+                                   [(b, max(a, 0)) for b, a in g.window_pads], g.dilations,
+                                   False), None
     fill = float("-inf") if x.dtype.is_floating_point else _LOWEST.get(x.dtype.name, 0)
     padded = pad_spatial(x, g.window_pads, fill)
     if outputs_used < 2:

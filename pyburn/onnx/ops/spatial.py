@@ -9,6 +9,7 @@ hang past the padding, less when the last elements fall outside every window).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,6 +78,20 @@ def geometry(op: str, spatial: Sequence[int], kernel: Sequence[int],
     VALID pads nothing; NOTSET uses `pads`. `ceil_mode` keeps a last, partial window that
     starts inside the input or its leading padding.
     """
+    # a model calls each operator with the same attributes and, mostly, the same sizes:
+    # the resolved geometry is remembered rather than worked out again on every run
+    return _geometry(op, tuple(spatial), tuple(kernel), _frozen(strides), _frozen(dilations),
+                     _frozen(pads), auto_pad, ceil_mode)
+
+
+def _frozen(values: Sequence[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)
+
+
+@functools.lru_cache(maxsize=512)
+def _geometry(op: str, spatial: tuple[int, ...], kernel: tuple[int, ...],
+              strides: tuple[int, ...] | None, dilations: tuple[int, ...] | None,
+              pads: tuple[int, ...] | None, auto_pad: str, ceil_mode: int) -> Geometry:
     nd = len(spatial)
     check(len(kernel) == nd, f"{op}: kernel_shape {list(kernel)} must have {nd} values for "
                              f"an input with {nd} spatial dims")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import DEVICES, check_node, wgpu_device
+import pyburn
+
+from .helpers import DEVICES, check_node, run_pyburn, wgpu_device
 from .runtime_reference import ort_outputs
 
 RNG = np.random.default_rng(0)
@@ -110,6 +112,15 @@ def test_deform_conv(dev: str, mask: bool) -> None:
         inputs.append(RNG.random((1, 2 * 4, 5, 4)).astype(np.float32))
     check_node("DeformConv", inputs, {"group": 2, "offset_group": 2, "pads": [1, 1, 0, 0]},
                opset=19, device=dev, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("w_shape, group", [((4, 3, 3, 3), 2), ((2, 3, 3, 3), 1),
+                                            ((3, 1, 3, 3), 2)])
+def test_conv_refuses_channels_that_do_not_fit(dev: str, w_shape, group: int) -> None:
+    with pytest.raises(pyburn.ShapeError):
+        run_pyburn("Conv", [_f(1, 2, 5, 5), _f(*w_shape)], {"group": group}, opset=22,
+                   device=dev)
 
 
 @pytest.mark.parametrize("case", ["asymmetric_pads", "same_lower", "group"])

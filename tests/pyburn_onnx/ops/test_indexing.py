@@ -31,9 +31,11 @@ def test_gather_with_no_indices(dev):
                expected=[np.zeros((3, 0, 5), np.float32)])
 
 
-def test_gather_refuses_an_index_out_of_range():
+@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("indices", [[3], 3, -4])
+def test_gather_refuses_an_index_out_of_range(dev, indices):
     with pytest.raises(pyburn.IndexOutOfRange):
-        run_pyburn("Gather", [X, i64([3])], {"axis": 0}, opset=13, device="flex")
+        run_pyburn("Gather", [X, i64(indices)], {"axis": 0}, opset=13, device=dev)
 
 
 @pytest.mark.parametrize("dev", DEVICES)

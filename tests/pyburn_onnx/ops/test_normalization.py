@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import DEVICES, check_node
+from .helpers import DEVICES, check_node, reference, wgpu_device
 from .runtime_reference import ort_outputs
 
 RNG = np.random.default_rng(2)
@@ -53,6 +53,17 @@ def test_layer_normalization(dev: str, axis: int, with_bias: bool) -> None:
     inputs = [x, _f(*normalized)] + ([_f(*normalized)] if with_bias else [])
     check_node("LayerNormalization", inputs, {"axis": axis, "epsilon": 1e-3}, opset=17,
                device=dev, outputs=3, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_layer_normalization_of_y_alone_on_wgpu(axis: int) -> None:
+    # with only Y used, one call of the device's layer_norm kernel
+    dev = wgpu_device()
+    x = _f(2, 3, 4)
+    inputs = [x, _f(*x.shape[axis % 3:]), _f(*x.shape[axis % 3:])]
+    expected = reference("LayerNormalization", inputs, {"axis": axis}, opset=17)
+    check_node("LayerNormalization", inputs, {"axis": axis, "outputs_used": 1}, opset=17,
+               device=dev, rtol=1e-4, atol=1e-5, expected=expected)
 
 
 @pytest.mark.parametrize("dev", DEVICES)

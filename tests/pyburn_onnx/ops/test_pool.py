@@ -45,6 +45,18 @@ def test_max_pool(dev: str, case: str) -> None:
 
 
 @pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("case", list(WINDOW_CASES))
+def test_max_pool_values_only(dev: str, case: str) -> None:
+    # a node that uses only Y: the device's max pooling capability (cpu) takes ONNX's pads
+    # as they are, the composite (flex) pads first
+    shape, attrs = WINDOW_CASES[case]
+    x = _f(*shape)
+    expected = ort_outputs("MaxPool", [x], attrs, opset=12)
+    check_node("MaxPool", [x], {**attrs, "outputs_used": 1}, opset=12, device=dev,
+               expected=expected)
+
+
+@pytest.mark.parametrize("dev", DEVICES)
 @pytest.mark.parametrize("case", ["2d_strides", "pads", "asymmetric_pads", "ceil"])
 def test_max_pool_column_major_indices(dev: str, case: str) -> None:
     shape, attrs = WINDOW_CASES[case]
