@@ -21,6 +21,7 @@ from .dtypes import (
 )
 from .elementwise import BINARY, UNARY, ElementwiseOp
 from .errors import DeviceError, DTypeError
+from .movement import broadcast_checked
 from .shape import Shape, broadcast_shapes
 from .tensor import Tensor, check_dtype_on, install, result, wrap
 
@@ -49,7 +50,7 @@ def operand(value: Operand, dtype: DType, shape: Shape, device) -> Tensor:
     """`value` (a tensor or a Python scalar) as a tensor of `dtype` broadcast to `shape`."""
     if isinstance(value, Tensor):
         t = value if value.dtype is dtype else value.cast(dtype)
-        return t if t.shape == shape else t.broadcast_to(shape)
+        return t if t.shape == shape else broadcast_checked(t, shape)
     return constant(value, dtype, shape, device)
 
 

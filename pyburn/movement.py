@@ -7,7 +7,15 @@ from typing import Any
 
 from .dtypes import promote
 from .errors import ArgumentError, DeviceError, ShapeError
-from .shape import as_shape, broadcast_shapes, check_permutation, infer_reshape, norm_dim, numel
+from .shape import (
+    Shape,
+    as_shape,
+    broadcast_shapes,
+    check_permutation,
+    infer_reshape,
+    norm_dim,
+    numel,
+)
 from .tensor import Tensor, check_dtype_on, install, result
 
 
@@ -131,10 +139,18 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
     shape = as_shape((shape,) if isinstance(shape, int) else shape)
     if broadcast_shapes(x.shape, shape) != shape:
         raise ShapeError(f"cannot broadcast shape {x.shape} to {shape}")
+    return broadcast_checked(x, shape)
+
+
+def broadcast_checked(x: Tensor, shape: Shape) -> Tensor:
+    """`x` broadcast to `shape`, which the caller has checked `x` broadcasts to: one
+    autodiff step (its rule sums the gradient over the added and widened dims)."""
     if shape == x.shape:
         return x
-    lifted = reshape(x, (1,) * (len(shape) - x.ndim) + x.shape)
-    return result(x.device.backend.expand(lifted._h, shape), shape, x.dtype, "expand", (lifted,))
+    h = x._h
+    if len(shape) != x.ndim:
+        h = x.device.backend.reshape(h, (1,) * (len(shape) - x.ndim) + x.shape)
+    return result(x.device.backend.expand(h, shape), shape, x.dtype, "expand", (x,))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:

@@ -46,7 +46,11 @@ def _permute(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
 
 
 def _expand(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """g summed over the dims the broadcast added in front and those it widened."""
     x = inputs[0]
+    lead = g.ndim - x.ndim
+    if lead:
+        g = g.sum(dim=tuple(range(lead)))
     widened = tuple(i for i, (a, b) in enumerate(zip(x.shape, g.shape)) if a != b)
     return (g.sum(dim=widened, keepdim=True) if widened else g,)
 
