@@ -26,9 +26,11 @@ from nn.functional.helpers import BALANCED, PERMISSIVE, TorchChecker  # noqa: E4
 import pyburn  # noqa: E402
 import pyburn.nn.functional as F  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends.wgpu import conv as wgpu_conv  # noqa: E402
 from pyburn.backends.wgpu import launch  # noqa: E402
 from pyburn.backends.wgpu.capabilities import KERNEL_CAPS  # noqa: E402
 from pyburn.backends.wgpu.templates import source  # noqa: E402
+from pyburn.nn.functional import capability  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
 if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
@@ -155,6 +157,99 @@ def test_conv_in_pieces(ref, tiny, kernels_run):
     ref.check(F.conv_transpose1d, TF.conv_transpose1d, ref.floats(6, 4, 20),
               ref.floats(4, 5, 9), tol=PERMISSIVE, stride=2)
     assert kernels_run.count("conv") > 8 and kernels_run.count("conv_weight") > 2
+
+
+# ---- convolution weight gradients, split over images and positions ---------------------------
+
+WEIGHT = {  # name: (dims, input shape, weight shape, stride, padding, dilation, groups)
+    "1d_strided_dilated_groups": (1, (3, 4, 23), (6, 2, 3), 2, 1, 2, 2),
+    "1d_long": (1, (40, 4, 60), (6, 2, 3), 2, 1, 2, 2),
+    "2d_padded_groups": (2, (2, 6, 9, 8), (4, 3, 3, 3), 1, 1, 1, 2),
+    "2d_stride_dilation": (2, (3, 3, 11, 10), (5, 3, 2, 3), 2, (1, 2), 2, 1),
+    "2d_batch1_odd": (2, (1, 5, 13, 11), (3, 5, 3, 3), 1, 1, 1, 1),
+    "2d_fewer_steps_than_chunks": (2, (1, 2, 3, 3), (3, 2, 2, 2), 1, 0, 1, 1),
+    "3d": (3, (2, 4, 5, 6, 5), (4, 2, 2, 3, 2), (1, 2, 1), (1, 0, 1), (2, 1, 1), 2),
+}
+TORCH_WEIGHT_GRAD = {1: torch.nn.grad.conv1d_weight, 2: torch.nn.grad.conv2d_weight,
+                     3: torch.nn.grad.conv3d_weight}
+
+
+def _check_weight_grad(ref: TorchChecker, case: str) -> None:
+    """capability.conv_weight against PyTorch's conv weight gradient (float64)."""
+    nd, xs, ws, stride, padding, dilation, groups = WEIGHT[case]
+    stride, padding, dilation = ((v,) * nd if isinstance(v, int) else v
+                                 for v in (stride, padding, dilation))
+    sizes = wgpu_conv.output_sizes(xs[2:], ws[2:], stride, [(p, p) for p in padding], dilation)
+
+    def ours(x, g):
+        return capability.conv_weight(x, g, ws[2:], stride, [(p, p) for p in padding],
+                                      dilation, groups)
+
+    def theirs(x, g):
+        return TORCH_WEIGHT_GRAD[nd](x, ws, g, stride=stride, padding=padding,
+                                     dilation=dilation, groups=groups)
+
+    ref.check(ours, theirs, ref.floats(*xs), ref.floats(xs[0], ws[0], *sizes), tol=PERMISSIVE,
+              grad=False)
+
+
+@pytest.mark.parametrize("chunks", [1, 3, 7])
+@pytest.mark.parametrize("case", WEIGHT)
+def test_conv_weight_split(ref, monkeypatch, kernels_run, case, chunks):
+    """Whole and in 3 or 7 chunks (7 divides no case's count of images x positions, and
+    exceeds the steps of some kernel offsets): the chunks' partial results are summed by a
+    reduction."""
+    monkeypatch.setattr(wgpu_conv, "splits", lambda workgroups, steps: chunks)
+    _check_weight_grad(ref, case)
+    assert kernels_run.count("conv_weight") == 1
+    assert ("reduce" in kernels_run) == (chunks > 1)
+
+
+def test_conv_weight_split_in_pieces(ref, tiny, monkeypatch, kernels_run):
+    """Chunks whose loops are cut into pieces, over boxes cut to the binding limit; 50 chunks
+    asked for, as many as the slots' binding and the grid allow given."""
+    monkeypatch.setattr(wgpu_conv, "splits", lambda workgroups, steps: 50)
+    _check_weight_grad(ref, "2d_fewer_steps_than_chunks")  # slots of 96 bytes: 10 of them
+    _check_weight_grad(ref, "1d_long")  # 7 chunks of 166 steps: pieces, boxes of images
+    assert kernels_run.count("conv_weight") > 8 and kernels_run.count("reduce") >= 2
+
+
+def test_conv_weight_chooses_splits():
+    """Enough chunks for the target, each at least MIN_CHUNK steps long; none where the
+    result alone fills the target or the sum is short."""
+    target = wgpu_conv.TARGET_WORKGROUPS
+    assert wgpu_conv.splits(18, 64 * 24 * 24) == 29  # MNIST's 32 -> 64 3x3 conv
+    assert wgpu_conv.splits(36, 256 * 8 * 8) == 15  # 64 -> 64 3x3 on 8x8, batch 256
+    assert wgpu_conv.splits(4, 8 * 8 * 4096) == 128  # 1x1 conv, batch 4096
+    assert wgpu_conv.splits(target, 10**6) == 1
+    assert wgpu_conv.splits(18, 2 * wgpu_conv.MIN_CHUNK - 1) == 1
+
+
+def test_a_split_weight_gradient_sums_its_slots(dev, kernels_run):
+    """18 workgroups and 2048 steps: 2 chunks, added up by the backend's reduction."""
+    rng = np.random.default_rng(2)
+    x, g = rng.uniform(-1, 1, (8, 32, 18, 18)), rng.uniform(-1, 1, (8, 64, 16, 16))
+    got = capability.conv_weight(*(pyburn.tensor(a.astype(np.float32), device=dev)
+                                   for a in (x, g)), (3, 3), (1, 1), [(0, 0)] * 2, (1, 1), 1)
+    want = torch.nn.grad.conv2d_weight(torch.tensor(x), (64, 32, 3, 3), torch.tensor(g))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=PERMISSIVE["float32"].rel,
+                               atol=PERMISSIVE["float32"].abs * np.abs(want.numpy()).max())
+    assert "reduce" in kernels_run
+
+
+def test_conv_weight_float16(dev, monkeypatch):
+    """float16 slots, summed by the reduction (computed in float32)."""
+    if pyburn.float16 not in dev.backend.dtypes:
+        pytest.skip(f"{dev} has no shader-f16")
+    monkeypatch.setattr(wgpu_conv, "splits", lambda workgroups, steps: 3)
+    rng = np.random.default_rng(1)
+    x, g = rng.uniform(-1, 1, (3, 4, 7, 6)), rng.uniform(-1, 1, (3, 5, 5, 4))
+    got = capability.conv_weight(*(pyburn.tensor(a.astype(np.float16), device=dev)
+                                   for a in (x, g)), (3, 3), (1, 1), [(0, 0)] * 2, (1, 1), 1)
+    assert got.dtype is pyburn.float16
+    want = torch.nn.grad.conv2d_weight(torch.tensor(x), (5, 4, 3, 3), torch.tensor(g)).numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=BALANCED["float16"].rel,
+                               atol=4e-3 * np.abs(want).max())
 
 
 # ---- max pooling ---------------------------------------------------------------------------

@@ -5,13 +5,15 @@
   the two differ only in the map from an output position and a kernel offset to an input
   position, and in which weight dim is the row and which is summed over.
 - `conv_weight` is ``conv_weight.wgsl``, the same product turned around (the sum runs over
-  the images and output positions).
+  the images and output positions). Its result is small and its sum long, so the sum is
+  split into chunks (`splits`), each written to a slot of partial results that the
+  backend's sum over the slots adds up: a GPU gets enough workgroups to fill it.
 
 Each is launched over the space (images or nothing, groups, rows, ...) that `launch.boxes`
 may cut when an operand is too large to bind whole; a box binds every input channel of its
 groups and the whole spatial extent of its images (`windows.span`). The channel and kernel
-loops (conv) or the image and position loops (conv_weight) are cut into pieces within the
-loop budget (`windows.pieces`), whose results are added.
+loops (conv) or the image and position loops (conv_weight, per chunk) are cut into pieces
+within the loop budget (`windows.pieces`), whose results are added.
 
 `conv` stores its result through an `Epilogue`: the elementwise consumers the fusion backend
 fused into it (a bias, a per-channel scale and shift, an activation), read at the result's
@@ -26,14 +28,22 @@ from dataclasses import replace
 
 from .creation import full
 from .elementwise import ANCHOR, Epilogue, Fragment, apply_epilogue, copy_into, declare, indent
-from .handle import GpuTensor
+from .handle import GpuTensor, Shape
 from .kinds import Kind
 from .launch import Gpu, Operand
+from .reduce import reduce
 from .templates import render
 from .windows import pieces, span, spatial, tiles, unflipped
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
+
+#: workgroups a weight gradient aims at on a GPU, whose 100+ compute units each want a few
+#: in flight, while a small result (64 x 288 for a 32 -> 64 3x3 conv) alone gives a handful
+TARGET_WORKGROUPS = 512
+#: the fewest (image, output position) steps a chunk of a split weight gradient sums, so that
+#: a workgroup's setup and its store of partial results stay small next to its products
+MIN_CHUNK = 1024
 
 
 def _zeros_into(gpu: Gpu, out: GpuTensor) -> GpuTensor:
@@ -187,17 +197,42 @@ def conv_transpose(gpu: Gpu, x: GpuTensor, w: GpuTensor, stride: Ints, padding: 
     return out
 
 
+def splits(workgroups: int, steps: int) -> int:
+    """Into how many chunks `conv_weight` splits its sum when its result alone gives
+    `workgroups` workgroups and the sum runs over `steps` (image, output position) pairs:
+    enough for ``TARGET_WORKGROUPS`` in all, none shorter than ``MIN_CHUNK`` steps; 1 when
+    the result already gives enough.
+
+    >>> splits(18, 64 * 24 * 24), splits(18, 2 * 64)
+    (29, 1)
+    """
+    if workgroups >= TARGET_WORKGROUPS:
+        return 1
+    return max(1, min(-(-TARGET_WORKGROUPS // workgroups), steps // MIN_CHUNK))
+
+
 def conv_weight(gpu: Gpu, x: GpuTensor, g: GpuTensor, kernel: Ints, stride: Ints,
                 padding: Pads, dilation: Ints, groups: int) -> GpuTensor:
     """The gradient of `conv` in its weight: x (N, C, *S) and the output's gradient g
-    (N, O, *out) give (O, C/groups, *kernel)."""
+    (N, O, *out) give (O, C/groups, *kernel). The sum over images and output positions is
+    split into `splits` chunks, each writing a slot of partial results that a sum over the
+    slots (the backend's reduction) adds up; fewer when the slots would not fit one
+    binding or the grid."""
     x, g = unflipped(gpu, x), unflipped(gpu, g)
     rows, columns = g.shape[1] // groups, x.shape[1] // groups
-    dw = _zeros_into(gpu, gpu.empty((g.shape[1], columns) + tuple(kernel), x.dtype))
-    if dw.numel == 0 or x.shape[0] == 0 or math.prod(g.shape[2:]) == 0:
-        return dw
-    kind = dw.kind
+    shape = (g.shape[1], columns) + tuple(kernel)
+    if math.prod(shape) == 0 or x.shape[0] == 0 or math.prod(g.shape[2:]) == 0:
+        return _zeros_into(gpu, gpu.empty(shape, x.dtype))
     q, s, k = spatial(g.shape[2:], 1), spatial(x.shape[2:], 1), spatial(kernel, 1)
+    offsets = math.prod(k)
+    along_rows, along_cols = tiles(rows, columns)
+    tiled = -(-rows // (4 * along_rows)) * -(-columns // (4 * along_cols))
+    limits = gpu.runtime.limits
+    most = min(limits.max_storage_buffer_binding_size // (math.prod(shape) * x.kind.itemsize),
+               limits.max_workgroups_per_dimension ** 3 // (groups * offsets * tiled))
+    chunks = max(1, min(splits(groups * offsets * tiled, x.shape[0] * math.prod(q)), most))
+    slots = gpu.empty((chunks,) + shape, x.dtype)  # every slot is stored by the first piece
+    kind = slots.kind
     strides3 = spatial(stride, 1)
     shifts = spatial([-b for b, _ in padding], 0)
     dilation3 = spatial(dilation, 1)
@@ -207,31 +242,38 @@ def conv_weight(gpu: Gpu, x: GpuTensor, g: GpuTensor, kernel: Ints, stride: Ints
             at = i * d + shift  # input coordinate of output position 0
             first = max(0, -(at // st))
             table += [first, max(first, min(n_q, (n_s - 1 - at) // st + 1)), at]
-    q_strides, s_strides, k_strides = (spatial(t.strides[2:], 0) for t in (g, x, dw))
-    itemsize = kind.itemsize
+    q_strides, s_strides = (spatial(t.strides[2:], 0) for t in (g, x))
+    k_strides = spatial(slots.strides[3:], 0)
+    slot, along_o, along_c = slots.strides[:3]
     operands = {
-        1: Operand(dw.storage, dw.offset, (0, rows * dw.strides[0], dw.strides[0],
-                                           dw.strides[1]), itemsize, span(k, k_strides)),
+        1: Operand(slots.storage, slots.offset, (0, rows * along_o, along_o, along_c),
+                   kind.itemsize, (chunks - 1) * slot + span(k, k_strides)),
         2: Operand(g.storage, g.offset, (g.strides[0], rows * g.strides[1], g.strides[1], 0),
-                   itemsize, span(q, q_strides)),
+                   kind.itemsize, span(q, q_strides)),
         3: Operand(x.storage, x.offset, (x.strides[0], columns * x.strides[1], 0,
-                                         x.strides[1]), itemsize, span(s, s_strides)),
+                                         x.strides[1]), kind.itemsize, span(s, s_strides)),
     }
-    along_rows, along_cols = tiles(rows, columns)
     source = render("conv_weight", rows=along_rows, cols=along_cols, element=kind.storage,
                     load=kind.load("v"), store=kind.store("s"))
-    offsets = math.prod(k)
+
+    def cost(e: Shape) -> int:  # an invocation's loop iterations over a piece of extents e
+        lines = -(-e[0] * e[1] * e[2] // chunks) + 2  # (n, qd, qh) lines a chunk reaches
+        return -(-math.prod(e) // chunks) + 2 * lines + 2
+
     for box in gpu.launches((x.shape[0], groups, rows, columns), operands):
         nb, gb, rb, cb = box.extents
         d, gp, xp = (box.operands[i] for i in (1, 2, 3))
-        placed = [d.offset, *d.strides[1:], *k_strides, gp.offset, *gp.strides[:3],
+        placed = [d.offset, slot, *d.strides[1:], *k_strides, gp.offset, *gp.strides[:3],
                   *q_strides, xp.offset, xp.strides[0], xp.strides[1], x.strides[1],
                   *s_strides]
-        count = gb * offsets * -(-rb // (4 * along_rows)) * -(-cb // (4 * along_cols))
-        loops = pieces((nb, *q), lambda e: e[0] * (e[1] * (e[2] * (e[3] + 2) + 2) + 2))
-        for starts, extents in loops:
+        count = chunks * gb * offsets * -(-rb // (4 * along_rows)) * -(-cb // (4 * along_cols))
+        for starts, extents in pieces((nb, *q), cost):
             piece = [starts[0], starts[0] + extents[0], *starts[1:],
                      *(a + b for a, b in zip(starts[1:], extents[1:]))]
-            info = [gb, rb, cb, *k, *strides3, *piece, *placed, *table]
+            # the first piece of the first box along n stores (boxes come depth first, so it
+            # comes before the others over the same results), the rest add
+            add = int(box.starts[0] > 0 or any(starts))
+            info = [gb, rb, cb, chunks, add, *k, *strides3, *piece, *placed, *table]
             gpu.dispatch(source, box, info, count)
-    return dw
+    summed = slots if chunks == 1 else reduce(gpu, "sum", slots, (0,))
+    return summed.view(shape, summed.strides[1:], summed.offset)
