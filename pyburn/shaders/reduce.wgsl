@@ -5,9 +5,18 @@
 // carries an element index beside the value, which only the arg reductions use: combining
 // by explicit index makes "the first index wins" independent of the order of combination.
 //
+// Two layouts, one kernel. By rows (`threads` > 1): a group's invocations are neighbours,
+// so neighbouring invocations read neighbouring elements when the innermost reduced dim is
+// the contiguous one (`sum(1)` of a row-major matrix). By columns (`threads` = 1, no tree):
+// each invocation folds a group alone, and neighbouring invocations own neighbouring groups,
+// so they read neighbouring elements when the innermost kept dim is the contiguous one
+// (`sum(0)`: each invocation walks down a column, the workgroup reads rows).
+//
 // A long group may be cut into segments, each folded by invocations of its own (so that a
 // few long groups still keep every core busy, and loops stay short): each segment's result
-// goes to a slot of its own, and another reduction combines the slots.
+// goes to a slot of its own, and another reduction combines the slots. Work items are
+// numbered segment by segment, each segment's groups in order, so that the columns of one
+// segment are neighbours.
 //
 // The source is elementwise code over any number of inputs (a plain reduction reads one;
 // the fusion backend's producers compute theirs on the fly), and the group's result goes
@@ -29,10 +38,10 @@
 //   finish              statements turning the group's result `best: Acc` into the
 //                       value stored to out, `result` (the epilogue)
 //
-// info: [groups times segments, count, kept rank K, reduced rank R, segments, segment
-//        length, out's stride from one segment's slot to the next, kept shape[K], reduced
-//        shape[R], then per operand k (1 = out, 2.. = the others): offset, kept strides[K],
-//        reduced strides[R]]
+// info: [groups times segments, count, kept rank K, reduced rank R, groups, segment length,
+//        out's stride from one segment's slot to the next, kept shape[K], reduced shape[R],
+//        then per operand k (1 = out, 2.. = the others): offset, kept strides[K], reduced
+//        strides[R]]
 
 struct Acc {
     v: {{acc}},
@@ -42,6 +51,7 @@ struct Acc {
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
 {{bindings}}
+// the tree's accumulators (by rows only)
 var<workgroup> partial: array<Acc, {{workgroup}}>;
 
 fn combine(a: Acc, b: Acc) -> Acc {
@@ -69,8 +79,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
     let lane = i32(lid) % {{threads}};
     let work = pb_group(wid, nwg) * ({{workgroup}} / {{threads}}) + i32(lid) / {{threads}};
-    let g = work / info[4];
-    let segment = work % info[4];
+    let g = work % info[4];
+    let segment = work / info[4];
     let start = segment * info[5];
     let stop = min(info[1], start + info[5]);
     var acc = Acc({{identity}}, 0x7fffffff);
@@ -83,16 +93,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             acc = combine(acc, Acc({{value}}, r));
         }
     }
-    partial[lid] = acc;
-    workgroupBarrier();
-    for (var s = {{threads}} / 2; s > 0; s /= 2) {
-        if (lane < s) {
-            partial[lid] = combine(partial[lid], partial[lid + u32(s)]);
-        }
+    // by rows, the group's invocations combine their accumulators as a tree; by columns
+    // there is nothing to combine (a constant condition: the compiler drops the barriers)
+    if ({{threads}} > 1) {
+        partial[lid] = acc;
         workgroupBarrier();
+        for (var s = {{threads}} / 2; s > 0; s /= 2) {
+            if (lane < s) {
+                partial[lid] = combine(partial[lid], partial[lid + u32(s)]);
+            }
+            workgroupBarrier();
+        }
+        acc = partial[lid];
     }
     if (lane == 0 && work < info[0]) {
-        let best = partial[lid];
+        let best = acc;
 {{finish}}
         out[group_at(g, 1) + segment * info[6]] = result;
     }

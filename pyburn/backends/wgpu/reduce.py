@@ -5,9 +5,17 @@ of dims coalesced where every operand walks them contiguously. What is reduced i
 `Fragment` over the input's space: one input read through its strides for a plain
 reduction (reducing a permuted or expanded view copies nothing), or the elementwise code of
 the producers the fusion backend fused into it, computed as it is read. The result goes
-through an `Epilogue` (elementwise consumers fused into it) before it is stored. How many
-invocations share a group grows with the group's size (one for a handful of elements, up to
-a whole workgroup of 256), so both many small groups and a few long ones keep the GPU busy.
+through an `Epilogue` (elementwise consumers fused into it) before it is stored.
+
+Two layouts, which `_by_columns` picks between. By rows, the invocations of a group are
+neighbours: how many share it grows with its size (one for a handful of elements, up to a
+whole workgroup of 256), and they read neighbouring elements where the innermost reduced
+dim is the contiguous one (``x.sum(1)`` of a row-major matrix). By columns, each invocation
+folds a group alone and neighbouring invocations own neighbouring kept points, so they read
+neighbouring elements where the innermost kept dim is the contiguous one (``x.sum(0)``,
+``x.mean(1)`` of an (N, C, L) tensor): the loads of a workgroup are rows, not columns.
+Either way a few long groups are cut into segments (`run`), so that the work fills the
+device.
 
 A reduction whose reduced dims are too large to bind at once, or to loop over within
 llvmpipe's loop limit (``launch.boxes`` splits them), writes one partial result per piece,
@@ -45,12 +53,16 @@ from .movement import cat, expand, slice_
 from .templates import HELPER_LOOP, helper_loops, render
 
 WORKGROUP = 256
-#: work items (a group, or a segment of one) a reduction aims at: a few long groups are cut
-#: into segments, each folded by a workgroup of its own, so that every core gets some
+#: workgroups a reduction aims at, and the most segments a group is cut into for them: a
+#: few long groups are cut into segments (by rows each folded by a workgroup of its own, by
+#: columns a workgroup folds neighbouring groups' segments), so that every core gets some
 TARGET_WORK = 256
 #: the fewest elements each invocation folds in a segment (a shorter one is not worth a
 #: partial result)
 MIN_SEGMENT = 64
+#: the fewest neighbouring kept points worth reading by columns: eight 4-byte elements are a
+#: 32-byte memory sector, the unit GPUs load
+MIN_COLUMNS = 8
 
 _INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
 _NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
@@ -156,28 +168,40 @@ def _buffers(source: Fragment, axes: tuple[int, ...], tail: Epilogue,
     return found
 
 
+def _moves(b: _Buffer, nr: int) -> bool:
+    """Whether input `b` of the source moves along the reduced dims (the last `nr`)."""
+    return any(b.operand.strides[len(b.operand.strides) - nr:])
+
+
+def _cost(source: Fragment, buffers: list[_Buffer], nr: int) -> int:
+    """The cost of one iteration of the kernel's loop, for `loop_budget`: the index
+    arithmetic of each operand read over several reduced dims (a loop of `pb_strided`), and
+    the loops of the helpers the source calls."""
+    strided = sum(nr > 1 and _moves(b, nr) for b in buffers
+                  if b.role in ("source", "kept_source"))
+    return 2 + strided * (nr + 2) + (HELPER_LOOP + 2) * helper_loops(source.body + source.value)
+
+
 def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list[_Buffer],
-            nr: int, threads: int) -> tuple[str, int]:
+            nr: int, threads: int) -> str:
     """The text of the kernel over `buffers` (their strides coalesced, the last `nr` over
-    the reduced dims), and the cost of one iteration of its loop for `loop_budget`."""
+    the reduced dims), `threads` invocations to a group (1: the layout by columns)."""
     acc, identity, value, combine = _combine(op, kind, source.value)
     decls, bases, hoisted, loads, kept = [], [], [], [], ""
     finish = [f"let {ANCHOR} = {_anchor(op, kind_of(result_dtype(op, kind.dtype)))};"]
-    cost = 2
     for k, b in enumerate(buffers, start=1):
         if k > 1:
             decls.append(declare(k, b.name, b.element, b.role in ("kept_source", "keep")))
         if b.role in ("source", "kept_source"):
             bases.append(f"let base{k} = group_at(g, {k});")
             at = f"base{k}"
-            if any(b.operand.strides[len(b.operand.strides) - nr:]) and nr == 1:
+            if _moves(b, nr) and nr == 1:
                 # one reduced dim (most reductions, once `coalesce` has merged contiguous
                 # dims): a multiply, and no division
                 bases.append(f"let step{k} = info[block({k}) + 1 + info[2]];")
                 at += f" + r * step{k}"
-            elif any(b.operand.strides[len(b.operand.strides) - nr:]):
+            elif _moves(b, nr):
                 at += f" + reduced_at(r, {k})"
-                cost += nr + 2
             if b.role == "kept_source":
                 kept = f"kept_source[{at}] = {kind.store(source.value)};"
             else:  # an input that is the same across the group is loaded once
@@ -189,14 +213,38 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
             finish.append(f"let {b.read.name} = "
                           f"{b.read.load.format(buf=b.name, at=f'group_at(g, {k})')};")
     finish += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
-    cost += (HELPER_LOOP + 2) * helper_loops(source.body + source.value)
-    text = render("reduce", workgroup=WORKGROUP, threads=threads,
+    return render("reduce", workgroup=WORKGROUP, threads=threads,
                   out_type=tail.out.kind.storage, bindings="\n".join(decls), acc=acc,
                   identity=identity, combine=combine,
                   bases=indent("\n".join(bases), 8), hoisted=indent("\n".join(hoisted), 8),
                   loads=indent("\n".join([*loads, source.body]), 12), value=value,
                   kept_source=indent(kept, 12), finish=indent("\n".join(finish), 8))
-    return text, cost
+
+
+def _by_columns(buffers: list[_Buffer], kshape: Shape, rshape: Shape, split: bool,
+                budget: int) -> bool:
+    """Whether to fold each group in one invocation, neighbouring invocations owning
+    neighbouring kept points (see the module docstring), rather than by rows. Yes when more
+    of the source's operands step through memory in smaller steps along the innermost kept
+    dim than along the innermost reduced dim, that kept dim is at least `MIN_COLUMNS` long,
+    and the columns are work enough: cut into up to `TARGET_WORK` segments each (where
+    `split`: the arg reductions are not cut) they make `TARGET_WORK` workgroups. An
+    arg reduction's column must also fit one invocation's `budget` of loop iterations."""
+    nk = len(kshape)
+    if not nk or not rshape or kshape[-1] < MIN_COLUMNS:
+        return False
+    groups = math.prod(kshape)
+    if groups * (TARGET_WORK if split else 1) < TARGET_WORK * WORKGROUP:
+        return False
+    if not split and math.prod(rshape) > budget:
+        return False
+    votes = 0
+    for b in buffers:
+        if b.role in ("source", "kept_source"):
+            along_kept, along_reduced = abs(b.operand.strides[nk - 1]), abs(b.operand.strides[-1])
+            if along_kept and along_reduced:
+                votes += (along_kept < along_reduced) - (along_reduced < along_kept)
+    return votes > 0
 
 
 def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: tuple[int, ...],
@@ -216,14 +264,16 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
         b.operand = replace(b.operand, strides=ks + rs)
     nk, nr = len(kshape), len(rshape)
     count, groups = math.prod(rshape), math.prod(kshape)
-    threads = threads_for(count)
     kind = kind_of(dtype)
-    text, cost = _kernel(op, source, kind, tail, buffers, nr, threads)
+    each = max(1, loop_budget(_cost(source, buffers, nr)))  # one invocation's iterations
+    columns = _by_columns(buffers, kshape, rshape, split_reduced, each)
+    threads = 1 if columns else threads_for(count)
+    text = _kernel(op, source, kind, tail, buffers, nr, threads)
     operands = {k: b.operand for k, b in enumerate(buffers, start=1)}
-    # what a group's invocations may fold in one kernel, each looping at most loop_budget
-    budget = threads * max(1, loop_budget(cost))
-    if split_reduced:  # few long groups are cut into segments, to keep every core busy
-        wanted = -(-TARGET_WORK // groups)
+    budget = threads * each  # what a group's invocations may fold in one kernel
+    if split_reduced:  # few long groups are cut into segments, to keep every core busy:
+        # into as many as make TARGET_WORK workgroups of work items, at most TARGET_WORK
+        wanted = min(TARGET_WORK, -(-TARGET_WORK * (WORKGROUP // threads) // groups))
         length = min(budget, max(threads * MIN_SEGMENT, -(-count // wanted)))
     elif count > budget:
         return False
@@ -240,8 +290,9 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
         return -(-math.prod(box.extents[nk:]) // length)
 
     def info(box: Box, bound: int, step: int) -> list[int]:
-        return [math.prod(box.extents[:nk]) * segments(box), math.prod(box.extents[nk:]), nk,
-                nr, segments(box), length, step, *box.extents,
+        kept_points = math.prod(box.extents[:nk])
+        return [kept_points * segments(box), math.prod(box.extents[nk:]), nk, nr, kept_points,
+                length, step, *box.extents,
                 *chain.from_iterable(box.operands[k].meta() for k in range(1, bound + 1))]
 
     def work(box: Box) -> int:
@@ -263,7 +314,7 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
         # a slot that no piece writes for some kept sub-box keeps the identity
         copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, partial), partial))
     first = [b for b in buffers if b.role in ("out", "kept_source", "source")]
-    first_text, _ = _kernel(op, source, kind, Epilogue.plain(partials), first, nr, threads)
+    first_text = _kernel(op, source, kind, Epilogue.plain(partials), first, nr, threads)
     for box in boxes:
         slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * most * step,
                        partials.strides[1:] + (0,) * nr, partials.kind.itemsize,
