@@ -104,11 +104,15 @@ def record(out: Tensor, rule: str, inputs: Sequence[Tensor], ctx: dict[str, Any]
     requires grad (called by the tensor layer on autodiff devices, float results only)."""
     if not getattr(_state, "enabled", True) or not out.dtype.is_floating_point:
         return
-    if not any(t.requires_grad for t in inputs):
+    # loops and list displays: this runs for every recorded op, and generators cost more
+    for t in inputs:
+        if t.requires_grad:
+            break
+    else:
         return
     out.requires_grad = True
-    out._node = Node(rule, tuple(t._node if t.requires_grad else None for t in inputs),
-                     tuple(snapshot(t) for t in inputs), ctx)
+    out._node = Node(rule, tuple([t._node if t.requires_grad else None for t in inputs]),
+                     tuple([snapshot(t) for t in inputs]), ctx)
 
 
 def leaf_node(t: Tensor) -> AccumulateGrad:
@@ -121,18 +125,20 @@ def leaf_node(t: Tensor) -> AccumulateGrad:
 def _topological(roots: Iterable[Node]) -> list[Node]:
     """Nodes reachable from `roots`, each after every node that consumes it (iterative DFS)."""
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()  # nodes hash by identity
     stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
-        stack.extend((p, False) for p in node.parents if p is not None and id(p) not in seen)
+        for p in node.parents:
+            if p is not None and p not in seen:
+                stack.append((p, False))
     order.reverse()
     return order
 

@@ -95,8 +95,10 @@ def _where(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
 
 
 def _matmul(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """Each gradient is a product as large as the forward one: only the inputs that require
+    grad get theirs (a network's first layer needs none for its data)."""
     a, b = inputs
-    return (g @ b.mT, a.mT @ g)
+    return (g @ b.mT if a.requires_grad else None, a.mT @ g if b.requires_grad else None)
 
 
 def _reduce_sum(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
@@ -236,15 +238,48 @@ def _avg_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Gra
 
 
 def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    """From the output y (computed again, so that a second derivative sees it depend on x):
-    ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) * sum(g)``."""
+    """From the output y: ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) *
+    sum(g)``. A first-order pass reads the saved y; a recorded one (create_graph) computes
+    it again, so that a second derivative sees it depend on x."""
     from ..nn.functional import capability
+    from .graph import is_grad_enabled
 
     dim = ctx["dim"]
-    y = capability.softmax(inputs[0], dim, ctx["log"])
+    y = capability.softmax(inputs[0], dim, ctx["log"]) if is_grad_enabled() else ctx["out"]
     if ctx["log"]:
         return (g - y.exp() * g.sum(dim, keepdim=True),)
     return (y * (g - (g * y).sum(dim, keepdim=True)),)
+
+
+def _nll_loss(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    from ..nn.functional import capability
+
+    logp, target, *weight = inputs
+    unused = (None,) * (len(inputs) - 1)  # the targets, and a weight that requires no grad
+    if not logp.requires_grad:
+        return (None,) + unused
+    return (capability.nll_loss_grad(g, target, ctx["axis"], weight[0] if weight else None,
+                                     ctx["ignore_index"], ctx["reduction"], logp.shape),
+            ) + unused
+
+
+def _nll_loss_grad(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """The adjoint of the gradient in the output gradient: the nll loss of g itself, where
+    "mean" divides by the sum of the weights as the gradient does (0 where it is 0, which
+    the loss would make NaN). That sum is the "sum" loss of -1 everywhere."""
+    from ..creation import full_like
+    from ..math_ops import where
+    from ..nn.functional import capability
+
+    _, target, *weight = inputs
+    picking = (target, ctx["axis"], weight[0] if weight else None, ctx["ignore_index"])
+    if ctx["reduction"] != "mean":
+        return (capability.nll_loss(g, *picking, ctx["reduction"], "nll_loss"),) + \
+            (None,) * (len(inputs) - 1)
+    total = capability.nll_loss(g, *picking, "sum", "nll_loss")
+    w_sum = capability.nll_loss(full_like(g, -1.0), *picking, "sum", "nll_loss")
+    some = w_sum != 0
+    return (where(some, total / where(some, w_sum, 1.0), 0.0),) + (None,) * (len(inputs) - 1)
 
 
 def _layer_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
@@ -289,6 +324,7 @@ RULES: dict[str, Rule] = {
     "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
     "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm,
+    "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
 RULES.update({f"binary:{name}": _binary(name) for name in BINARY})

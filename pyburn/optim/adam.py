@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..autodiff.graph import is_grad_enabled
 from ..creation import zeros_like
 from ..math_ops import maximum
 from ..tensor import Tensor
@@ -23,6 +24,8 @@ class Adam(Optimizer):
     ``p *= 1 - lr * weight_decay``. `maximize` ascends instead.
 
     State per parameter: "step", "exp_avg", "exp_avg_sq" and, with amsgrad, "max_exp_avg_sq".
+    A backend that offers the "adam" capability (the cpu backend) runs the moments and the
+    update as one call, with the same numbers.
     """
 
     def __init__(self, params: Params, lr: float = 1e-3,
@@ -41,6 +44,9 @@ class Adam(Optimizer):
     def update(self, param: Tensor, grad: Tensor, state: dict[str, Any],
                group: dict[str, Any]) -> Tensor:
         """One Adam step for `param` (see the class docstring)."""
+        # imported here: pyburn.nn needs the package root, which imports pyburn.optim
+        from ..nn.functional import capability
+
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         if not state:
             state.update(step=0, exp_avg=zeros_like(param), exp_avg_sq=zeros_like(param))
@@ -51,12 +57,31 @@ class Adam(Optimizer):
             param = param * (1.0 - lr * wd)
         elif wd:
             grad = grad + wd * param
-        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1.0 - beta1) * grad
-        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1.0 - beta2) * (grad * grad)
-        if group["amsgrad"]:
-            v = state["max_exp_avg_sq"] = maximum(state["max_exp_avg_sq"], v)
-        denom = v.sqrt() / math.sqrt(1.0 - beta2**step) + group["eps"]
-        return param - lr / (1.0 - beta1**step) * (m / denom)
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        v_max = state["max_exp_avg_sq"] if group["amsgrad"] else None
+        step_size = lr / (1.0 - beta1**step)
+        bias2_sqrt = math.sqrt(1.0 - beta2**step)
+        tensors = (param, grad, m, v) if v_max is None else (param, grad, m, v, v_max)
+        if capability.offered(capability.ADAM, *tensors) and not _recorded(tensors):
+            param, m, v, v_max = capability.adam(param, grad, m, v, v_max, beta1, beta2,
+                                                 step_size, bias2_sqrt, group["eps"])
+        else:
+            m = beta1 * m + (1.0 - beta1) * grad
+            v = beta2 * v + (1.0 - beta2) * (grad * grad)
+            if v_max is not None:
+                v_max = maximum(v_max, v)
+            denom = (v if v_max is None else v_max).sqrt() / bias2_sqrt + group["eps"]
+            param = param - step_size * (m / denom)
+        state["exp_avg"], state["exp_avg_sq"] = m, v
+        if v_max is not None:
+            state["max_exp_avg_sq"] = v_max
+        return param
+
+
+def _recorded(tensors: tuple[Tensor, ...]) -> bool:
+    """Whether ops on `tensors` would be recorded (an update called outside `step`, with
+    gradients on): only the composite builds a graph."""
+    return is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
 class AdamW(Adam):

@@ -418,5 +418,21 @@ ROWS = [
          rand(2, 3, 4), rand(3, 4), rand(3, 4)),
 ]
 
+# Class losses: composites on most devices, one node each where the device has the
+# "nll_loss" capability (its rules: nll_loss, and nll_loss_grad, which only a backward pass
+# makes and the second-order checks go through), after the "softmax" one for cross_entropy.
+LOSSES = [
+    case("cross_entropy_ignore_index",
+         lambda L, x: L.nn.functional.cross_entropy(x, L.ints([2, 0, 3, 1]), ignore_index=3),
+         rand(4, 5)),
+    case("cross_entropy_weighted_sum", lambda L, x, w: L.nn.functional.cross_entropy(
+        x, L.ints([[1, 0], [2, 2], [0, 1]]), w, reduction="sum"),
+         rand(3, 3, 2), rand(3, low=0.5, high=2.0, grad=False)),
+    case("nll_loss_each", lambda L, x, w: L.nn.functional.nll_loss(
+        x, L.ints([4, 1, 0]), w, ignore_index=0, reduction="none"),
+         rand(3, 5), rand(5, low=0.5, high=2.0, grad=False)),
+    case("nll_loss_unbatched", lambda L, x: L.nn.functional.nll_loss(x, L.ints(2)), rand(4)),
+]
+
 CASES: list[Case] = (ELEMENTWISE + REDUCTIONS + MOVEMENT + INDEXING + LINALG + COMPOSED
-                     + CONVOLUTION + ROWS)
+                     + CONVOLUTION + ROWS + LOSSES)

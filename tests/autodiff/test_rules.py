@@ -110,9 +110,9 @@ def test_inference_records_nothing(dev, nodes_made, c: Case):
 
 def test_cases_reach_every_rule(dev, nodes_made):
     """The table exercises every backward rule that a float result can reach on the device.
-    `move` and `checkpoint` are checked in test_graph.py and test_api.py; `conv_weight` is
-    only ever made by a backward pass, which the second-order cases run; the rules of an
-    optional capability exist only where the device has it."""
+    `move` and `checkpoint` are checked in test_graph.py and test_api.py; `conv_weight` and
+    `nll_loss_grad` are only ever made by a backward pass, which the second-order cases run;
+    the rules of an optional capability exist only where the device has it."""
     lib = PyburnLib(dev, pyburn.float32)
     for c in CASES:
         if not c.runs_on(dev):
@@ -125,5 +125,6 @@ def test_cases_reach_every_rule(dev, nodes_made):
     lacking = {rule for rule, needs in capability.RULES.items() if needs not in dev.caps}
     if not {"float64", "float16"} & dev.caps:  # no float dtype to cast float32 to
         lacking.add("cast")
-    wanted = set(RULES) - never_float - lacking - {"move", "checkpoint", "conv_weight"}
+    wanted = set(RULES) - never_float - lacking - {"move", "checkpoint", "conv_weight",
+                                                   "nll_loss_grad"}
     assert sorted(wanted - set(nodes_made)) == []

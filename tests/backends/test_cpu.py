@@ -632,6 +632,112 @@ def test_no_warnings_in_other_threads():
 def test_available_and_caps():
     assert unavailable_reason() is None
     assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
-    # every dtype, plus the numpy kernels that replace the conv and max-pool composites
-    assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "max_pool"})
+    # every dtype, plus the numpy computations that replace composites (checked below)
+    assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
+                                 "nll_loss", "adam"})
     assert create(1) is not BE
+
+
+# ---- capabilities against the composites they replace ------------------------------------
+# "softmax", "nll_loss" and "adam" run the composite's own operations in its order, so the
+# numbers must be the composite's bit for bit (the same device with the capability taken out
+# of the caps runs the composite).
+
+def _both_paths(monkeypatch: pytest.MonkeyPatch, capabilities: set[str], run):
+    """run() with the capabilities, then without them: the two results."""
+    with_them = run()
+    monkeypatch.setattr(type(BE), "caps", BE.caps - capabilities)
+    without = run()
+    monkeypatch.undo()
+    return with_them, without
+
+
+def _assert_identical(got, want):
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)  # NaN equals NaN here, -0.0 equals 0.0
+        assert np.array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("options", [{}, {"amsgrad": True}, {"weight_decay": 0.1},
+                                     {"weight_decay": 0.1, "amsgrad": True,
+                                      "decoupled_weight_decay": True},
+                                     {"betas": (0.5, 0.9), "eps": 1e-3, "maximize": True}])
+def test_adam_capability_gives_the_composites_numbers(monkeypatch, dtype, options):
+    import pyburn
+    from pyburn.optim import Adam
+
+    dev = pyburn.device("cpu").autodiff()
+    rng = np.random.default_rng(5)
+    shapes = [(7, 5), (5,), ()]
+    starts = [rng.normal(size=s) for s in shapes]
+    grads = [[rng.normal(size=s) for s in shapes] for _ in range(6)]
+
+    def train():
+        params = [pyburn.tensor(v.tolist(), dtype=dtype, device=dev, requires_grad=True)
+                  for v in starts]
+        opt = Adam(params, lr=0.05, **options)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = pyburn.tensor(g.tolist(), dtype=dtype, device=dev)
+            opt.step()
+        return [p.numpy() for p in params] + [
+            t.numpy() for p in params for t in opt.state[p].values()
+            if isinstance(t, pyburn.Tensor)]
+
+    _assert_identical(*_both_paths(monkeypatch, {"adam"}, train))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_capability_gives_the_composites_numbers(monkeypatch, dtype, log):
+    import pyburn
+    import pyburn.nn.functional as F
+
+    rows = [[0.5, -1.0, 2.0, 0.0], [-math.inf, 1.0, -math.inf, 3.0],
+            [-math.inf] * 4, [math.inf, 0.0, 1.0, 2.0], [math.nan, 0.0, 1.0, 2.0],
+            [30.0, -30.0, 12.5, 1e-3]]
+    x = pyburn.tensor(rows, dtype=dtype, device="cpu")
+    fn = F.log_softmax if log else F.softmax
+
+    def run():
+        return [fn(x, dim=1).numpy(), fn(x.T, dim=0).numpy(), fn(x.reshape(2, 3, 4), 1).numpy()]
+
+    _assert_identical(*_both_paths(monkeypatch, {"softmax"}, run))
+    # an empty class dim gives an empty result (the composite's amax has nothing to reduce)
+    assert fn(pyburn.zeros(3, 0, dtype=dtype, device="cpu"), dim=1).shape == (3, 0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape, ignored", [((6, 4), (2, 5)), ((4,), ()), ((3, 4, 2), (1,)),
+                                            ((3, 4), (0, 1, 2))])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_capability_gives_the_composites_numbers(monkeypatch, dtype, reduction,
+                                                          shape, ignored, weighted):
+    """Values and gradients, with ignored targets (all of them in the last shape: a "mean"
+    of NaN with a zero gradient)."""
+    import pyburn
+    import pyburn.nn.functional as F
+
+    dev = pyburn.device("cpu").autodiff()
+    rng = np.random.default_rng(len(shape) + len(ignored))
+    classes = shape[0] if len(shape) == 1 else shape[1]
+    target = rng.integers(0, classes, size=shape[:1] + shape[2:] if len(shape) > 1 else ())
+    target.flat[list(ignored)] = -100
+    logits = rng.normal(size=shape).tolist()
+    weight = rng.uniform(0.2, 2.0, size=classes).tolist() if weighted else None
+    upstream = rng.uniform(-1, 1, size=target.shape if reduction == "none" else ()).tolist()
+
+    def run():
+        x = pyburn.tensor(logits, dtype=dtype, device=dev, requires_grad=True)
+        t = pyburn.tensor(target.tolist(), dtype=pyburn.int64, device=dev)
+        w = None if weight is None else pyburn.tensor(weight, dtype=dtype, device=dev)
+        losses = [F.cross_entropy(x, t, w, reduction=reduction),
+                  F.nll_loss(x * 0.5, t, w, reduction=reduction)]
+        sum(loss * pyburn.tensor(upstream, dtype=dtype, device=dev) for loss in losses
+            ).sum().backward()
+        return [loss.detach().numpy() for loss in losses] + [x.grad.numpy()]
+
+    _assert_identical(*_both_paths(monkeypatch, {"nll_loss"}, run))

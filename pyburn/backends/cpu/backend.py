@@ -26,6 +26,7 @@ import numpy as np
 from ...dtypes import ALL_DTYPES, DType, bool_, float16, float32, float64, int32, int64, uint8
 from ..base import Backend, Handle, Shape
 from . import conv as convolution
+from . import fused
 from .ops import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from .philox import philox_words
 
@@ -120,9 +121,11 @@ class CpuBackend(Backend):
 
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
-    #: beyond the dtypes, two capabilities of ``pyburn.nn.functional``: convolution (conv,
-    #: conv_transpose, conv_weight) and max pooling as one numpy computation each
-    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool"})
+    #: beyond the dtypes, capabilities of ``pyburn.nn.functional.capability``: convolution
+    #: (conv, conv_transpose, conv_weight), max pooling, softmax, the nll loss and the Adam
+    #: update, as one numpy computation each
+    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax", "nll_loss",
+                      "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -341,3 +344,28 @@ class CpuBackend(Backend):
                  indices: bool) -> tuple[Handle, Handle | None]:
         """Max pooling as arithmetic on one strided view per kernel offset."""
         return convolution.max_pool(x, kernel, stride, padding, dilation, indices)
+
+    # ---- capabilities "softmax", "nll_loss" and "adam" (the composites' own operations) ----
+    @_quietly
+    def softmax(self, x: Handle, axis: int, log: bool) -> Handle:
+        """Softmax or log_softmax along `axis`."""
+        return fused.softmax(x, axis, log)
+
+    @_quietly
+    def nll_loss(self, logp: Handle, target: Handle, axis: int, weight: Handle | None,
+                 ignore_index: int, reduction: str) -> tuple[Handle, int | None]:
+        """The negative log-likelihood of the targets, and a bad target or None."""
+        return fused.nll_loss(logp, target, axis, weight, ignore_index, reduction)
+
+    @_quietly
+    def nll_loss_grad(self, g: Handle, target: Handle, axis: int, weight: Handle | None,
+                      ignore_index: int, reduction: str, shape: Shape) -> Handle:
+        """The gradient of `nll_loss` in its log-probabilities."""
+        return fused.nll_loss_grad(g, target, axis, weight, ignore_index, reduction, shape)
+
+    @_quietly
+    def adam(self, p: Handle, g: Handle, m: Handle, v: Handle, v_max: Handle | None,
+             beta1: float, beta2: float, step_size: float, bias2_sqrt: float,
+             eps: float) -> tuple[Handle, Handle, Handle, Handle | None]:
+        """One Adam step: the new parameter and moments."""
+        return fused.adam(p, g, m, v, v_max, beta1, beta2, step_size, bias2_sqrt, eps)

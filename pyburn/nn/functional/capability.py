@@ -1,9 +1,10 @@
-"""Optional capabilities: convolution, max and average pooling, softmax and layer
-normalisation as one backend call where the backend offers them, with the composites in
-conv.py, pooling.py, activation.py and normalization.py as the fallback.
+"""Optional capabilities: convolution, max and average pooling, softmax, layer
+normalisation, the negative log-likelihood loss and the Adam update as one backend call where
+the backend offers them, with the composites in conv.py, pooling.py, activation.py,
+normalization.py, loss.py and ``pyburn/optim/adam.py`` as the fallback.
 
 A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
-``pyburn/backends/cpu/conv.py``):
+``pyburn/backends/cpu/conv.py`` and ``fused.py``):
 
 ``"conv"``
     ``conv(x, w, stride, padding, dilation, groups)``: x (N, C, *S), w (O, C/groups, *K),
@@ -32,14 +33,36 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``layer_norm(x, weight, bias, ndims, eps)``: ``(x - mean) / sqrt(var + eps) * weight +
     bias`` over the trailing `ndims` dims (biased variance); `weight` and `bias` have those
     dims' shape, and either may be None (no scale, no shift).
+``"nll_loss"``
+    ``nll_loss(logp, target, axis, weight, ignore_index, reduction)``: logp (N, C, *d), or
+    (C,) with `axis` 0, and integer class indices `target` of its shape without `axis`;
+    per element ``w = weight[t]`` (1 where `weight` is None, a (C,) handle of logp's dtype)
+    and ``-logp[t] * w``, both 0 where ``t == ignore_index``. `reduction` "none" gives those
+    losses, "sum" their sum and "mean" that sum divided by the sum of w (NaN where it is 0),
+    both 0-d. Returns ``(loss, bad)``: bad is None, or a target that is neither in [0, C)
+    nor `ignore_index` (the loss is then undefined), for the caller to report.
+    ``nll_loss_grad(g, target, axis, weight, ignore_index, reduction, shape)``: its gradient
+    in logp for the output gradient g: zeros of `shape` holding ``-(g * w)`` at each
+    element's target (g divided by the sum of w for "mean", and 0 where that sum is 0).
+``"adam"``
+    ``adam(p, g, m, v, v_max, beta1, beta2, step_size, bias2_sqrt, eps)``: one Adam step of
+    a parameter p with gradient g and moments m, v (and, with amsgrad, v_max; else None),
+    all of one shape and float dtype; returns new handles ``(p, m, v, v_max)``:
+    ``m = beta1 * m + (1 - beta1) * g``, ``v = beta2 * v + (1 - beta2) * (g * g)``,
+    ``v_max = maximum(v_max, v)``, ``p - step_size * (m / (sqrt(v or v_max) / bias2_sqrt +
+    eps))``, each operation rounded to the dtype in this order, so that the numbers are the
+    composite's bit for bit. Inputs stay unchanged (a state dict taken earlier shares them).
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with tensor ops, so gradients of gradients work: the three conv ops are each other's
 adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, average pooling's is g
 times each pooled dim's averaging matrix (the op is separable), softmax's uses
-its output (computed again by this same op) and layer_norm's are the composite's gradients
-written out. Arguments are checked by the callers; `offered` is the one place that decides
-between a capability and the composite.
+its output (saved; computed again by this same op when the backward pass is itself
+recorded) and layer_norm's are the composite's gradients
+written out; nll_loss and its gradient are each other's adjoints (linear in logp and in g).
+The Adam update is the exception: optimizers run it under ``no_grad``, so it records nothing
+and has no rule. Arguments are checked by the callers; `offered` is the one place that
+decides between a capability and the composite.
 """
 
 from __future__ import annotations
@@ -47,6 +70,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...dtypes import int32
+from ...errors import IndexOutOfRange
 from ...tensor import Tensor, result, wrap
 
 CONV = "conv"
@@ -54,9 +78,12 @@ MAX_POOL = "max_pool"
 AVG_POOL = "avg_pool"
 SOFTMAX = "softmax"
 LAYER_NORM = "layer_norm"
+NLL_LOSS = "nll_loss"
+ADAM = "adam"
 #: the capability each backward rule of this module belongs to
 RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL,
-         "avg_pool": AVG_POOL, "softmax": SOFTMAX, "layer_norm": LAYER_NORM}
+         "avg_pool": AVG_POOL, "softmax": SOFTMAX, "layer_norm": LAYER_NORM,
+         "nll_loss": NLL_LOSS, "nll_loss_grad": NLL_LOSS}
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -164,7 +191,9 @@ def avg_pool(x: Tensor, windows: Sequence[Sequence[tuple[int, int, int]]],
 def softmax(x: Tensor, dim: int, log: bool) -> Tensor:
     """The backend's softmax of x along `dim` (log_softmax when `log`); `dim` >= 0."""
     handle = x.device.backend.softmax(x._h, dim, log)
-    return result(handle, x.shape, x.dtype, "softmax", (x,), dim=dim, log=log)
+    # the output, outside the graph, for a first-order backward pass
+    saved = wrap(handle, x.shape, x.dtype, x.device)
+    return result(handle, x.shape, x.dtype, "softmax", (x,), dim=dim, log=log, out=saved)
 
 
 def layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, ndims: int,
@@ -176,3 +205,45 @@ def layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, ndims: int
                                          None if bias is None else bias._h, ndims, eps)
     return result(handle, x.shape, x.dtype, "layer_norm", (x, *affine), ndims=ndims, eps=eps,
                   weight=weight is not None, bias=bias is not None)
+
+
+def nll_loss(logp: Tensor, target: Tensor, axis: int, weight: Tensor | None, ignore_index: int,
+             reduction: str, op: str) -> Tensor:
+    """The backend's negative log-likelihood of the class indices `target` under the
+    log-probabilities `logp` (see "nll_loss" above); a target out of range raises
+    IndexOutOfRange naming `op`. `weight` must not require grad (it gets no gradient)."""
+    inputs = (logp, target) if weight is None else (logp, target, weight)
+    handle, bad = logp.device.backend.nll_loss(logp._h, target._h, axis,
+                                               None if weight is None else weight._h,
+                                               ignore_index, reduction)
+    if bad is not None:
+        raise IndexOutOfRange(f"{op}: a target is out of range for {logp.shape[axis]} classes "
+                              f"(target {bad})")
+    shape = target.shape if reduction == "none" else ()
+    return result(handle, shape, logp.dtype, "nll_loss", inputs, axis=axis,
+                  ignore_index=ignore_index, reduction=reduction)
+
+
+def nll_loss_grad(g: Tensor, target: Tensor, axis: int, weight: Tensor | None,
+                  ignore_index: int, reduction: str, shape: Ints) -> Tensor:
+    """The backend's gradient of `nll_loss` in logp (of `shape`) for its output gradient g."""
+    inputs = (g, target) if weight is None else (g, target, weight)
+    handle = g.device.backend.nll_loss_grad(g._h, target._h, axis,
+                                            None if weight is None else weight._h,
+                                            ignore_index, reduction, tuple(shape))
+    return result(handle, tuple(shape), g.dtype, "nll_loss_grad", inputs, axis=axis,
+                  ignore_index=ignore_index, reduction=reduction)
+
+
+def adam(param: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor,
+         max_exp_avg_sq: Tensor | None, beta1: float, beta2: float, step_size: float,
+         bias2_sqrt: float, eps: float) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """The backend's Adam step (see "adam" above): the new parameter, exp_avg, exp_avg_sq
+    and max_exp_avg_sq (None without amsgrad), as tensors outside any graph."""
+    handles = param.device.backend.adam(
+        param._h, grad._h, exp_avg._h, exp_avg_sq._h,
+        None if max_exp_avg_sq is None else max_exp_avg_sq._h, beta1, beta2, step_size,
+        bias2_sqrt, eps)
+    p, m, v, v_max = (None if h is None else wrap(h, param.shape, param.dtype, param.device)
+                      for h in handles)
+    return p, m, v, v_max

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 from ... import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, Tensor, where
+from . import capability
 from .activation import _log1p_exp, log_softmax
+from .capability import NLL_LOSS, offered
 from .distance import pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -161,6 +163,15 @@ def _picked(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_index: i
     return -picked * w, w, ignored
 
 
+def _nll_offered(logp: Tensor, target: Tensor, weight: Tensor | None) -> bool:
+    """Whether the backend's "nll_loss" computes this loss: it offers it for logp (and the
+    weight), the target holds integers on logp's device, and the weight needs no gradient
+    (the capability gives none)."""
+    tensors = (logp,) if weight is None else (logp, weight)
+    return (offered(NLL_LOSS, *tensors) and target.dtype.is_integer
+            and target.device is logp.device and (weight is None or not weight.requires_grad))
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class-index targets: ``-weight[t] * input[n, t]`` for
@@ -169,6 +180,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
     check_reduction(reduction, "nll_loss")
     cdim = _class_dim(input, target, "nll_loss")
     _class_weight(weight, input.shape[cdim], "nll_loss")
+    if _nll_offered(input, target, weight):
+        return capability.nll_loss(input, target, cdim, weight, ignore_index, reduction,
+                                   "nll_loss")
     loss, w, _ = _picked(input, target, weight, ignore_index, cdim, "nll_loss")
     if reduction == "mean":
         return _mean_by(loss.sum(), w.sum())
@@ -208,6 +222,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, *
         terms = logp * target if class_weight is None else logp * target * class_weight
         return reduce_loss(-terms.sum(cdim), reduction)
     _class_dim(input, target, op)
+    if not label_smoothing and _nll_offered(logp, target, weight):
+        return capability.nll_loss(logp, target, cdim, weight, ignore_index, reduction, op)
     loss, w, ignored = _picked(logp, target, weight, ignore_index, cdim, op)
     if label_smoothing:
         every = logp if class_weight is None else logp * class_weight

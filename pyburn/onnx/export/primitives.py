@@ -368,6 +368,22 @@ def _softmax(b: Builder, ev: Event, outs: list[str]) -> None:
            axis=ev.ctx["dim"])
 
 
+@_emitter("nll_loss")
+def _nll_loss(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused negative log-likelihood (cpu; cross_entropy and nll_loss call it):
+    # ONNX's operator has its classes at dim 1, so a lone (C,) row gets a batch of one
+    logp, target, *weight = (b.value(r) for r in ev.inputs)
+    lone = ev.ctx["axis"] == 0
+    if lone:
+        logp, target = (b.axes_input("Unsqueeze", v, [0]) for v in (logp, target))
+    attrs = {"reduction": ev.ctx["reduction"], "ignore_index": ev.ctx["ignore_index"]}
+    if lone and ev.ctx["reduction"] == "none":
+        loss = b.node("NegativeLogLikelihoodLoss", [logp, target, *weight], **attrs)
+        b.axes_input("Squeeze", loss, [0], outs[0])
+    else:
+        b.node("NegativeLogLikelihoodLoss", [logp, target, *weight], outs[0], **attrs)
+
+
 @_emitter("layer_norm")
 def _layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
     # the backends' fused layer norm (wgpu): ONNX's LayerNormalization requires a scale

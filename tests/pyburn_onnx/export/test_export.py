@@ -343,6 +343,24 @@ def test_the_tracer_is_removed_after_a_failed_export(tmp_path):
     assert math.isclose(nn.ReLU()(pyburn.tensor([2.0], device=DEV)).item(), 2.0)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3), (4,)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_loss_in_forward_exports(tmp_path, reduction, shape, weighted):
+    # the cpu backend computes cross_entropy's negative log-likelihood as one op
+    class Model(nn.Module):
+        def forward(self, x, t):
+            w = pyburn.tensor([0.5, 1.0, 2.0, 1.5], device=DEV) if weighted else None
+            return F.cross_entropy(x, t, w, ignore_index=2, reduction=reduction)
+
+    pyburn.manual_seed(6)
+    classes = shape[0] if len(shape) == 1 else shape[1]
+    target_shape = () if len(shape) == 1 else shape[:1] + shape[2:]
+    target = pyburn.randint(0, classes, target_shape, device=DEV)
+    proto = check(Model(), (pyburn.randn(*shape, device=DEV), target), tmp_path)
+    assert "NegativeLogLikelihoodLoss" in ops(proto)
+
+
 @pytest.mark.skipif(pyburn.backends.wgpu.unavailable_reason() is not None, reason="no wgpu")
 def test_fused_wgpu_softmax_and_layer_norm_export(tmp_path):
     # on wgpu F.layer_norm and F.log_softmax run as fused kernels, traced as such
