@@ -15,7 +15,7 @@
 // are the output positions of every image in the box); a workgroup of {{rows}} x {{cols}}
 // invocations covers a tile of 4*{{rows}} rows by 4*{{cols}} columns. An invocation finds its
 // four columns' input offsets along a spatial dim once per kernel coordinate along it (three
-// nested loops), then runs the channel loop with nothing in it but loads and multiply-adds;
+// nested loops; `pb_conv_along`), then runs the channel loop with nothing in it but loads and multiply-adds;
 // a kernel offset, row or plane that none of its columns uses is skipped. The loops run over
 // the piece of channels [e_from, e_to) and kernel coordinates [kd0, kd1) x [kh0, kh1) x
 // [kw0, kw1) that Python chose to fit the loop budget; pieces after the first add to the
@@ -26,6 +26,10 @@
 // consumers the fusion backend fused into the convolution); a plain convolution's only
 // stores it (adding what is there in pieces after the first).
 //
+// This is the kernel for CPU drivers (llvmpipe, SwiftShader) and small convolutions;
+// conv_tiled.wgsl computes the same product through workgroup memory on GPUs, with the same
+// info and epilogue (`conv.pick_variant` chooses).
+//
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
 // element (the stored type of x and w); out_type (out's); load (stored `v` as f32);
 // bindings (declarations of the epilogue's operands, from binding 4 on); bases (statements
@@ -33,7 +37,8 @@
 // (statements computing `result`, the value stored to out, from `s`, the sum, at row `r`
 // and column `j` of the block).
 // info: see the constants below, then per epilogue operand the layout of OUT; operands: out
-// at binding 1, x at 2, w at 3, the epilogue's from 4 on.
+// at binding 1, x at 2, w at 3, the epilogue's from 4 on. The helpers both kernels share
+// (`pb_conv_columns`, `pb_conv_along` in functions.wgsl) read it by these numbers.
 
 const NB = 0;      // images in the box
 const GB = 1;      // groups in the box
@@ -64,40 +69,6 @@ fn load_w(i: i32) -> f32 {
     return {{load}};
 }
 
-// A spatial dim's map from output to input coordinates (see the top of the file), read from
-// `info` once per invocation.
-struct Map {
-    a: i32,
-    b: i32,
-    c: i32,
-    step: i32,
-    size: i32,
-    stride: i32,
-}
-
-fn map_of(d: i32) -> Map {
-    return Map(info[MAP + d], info[MAP + 3 + d], info[MAP + 6 + d], info[MAP + 9 + d],
-               info[SS + d], info[X + 4 + d]);
-}
-
-// The input offsets along a spatial dim of four columns at output coordinates q, for kernel
-// coordinate k, and which of them exist.
-struct Along {
-    at: vec4<i32>,
-    ok: vec4<bool>,
-}
-
-fn along(m: Map, q: vec4<i32>, k: i32) -> Along {
-    let num = q * m.a + vec4<i32>(k * m.b + m.c);
-    let size = vec4<i32>(m.size);
-    if (m.step == 1) {  // every convolution: no division (slow on CPU drivers)
-        return Along(num * m.stride, (num >= vec4<i32>(0)) & (num < size));
-    }
-    let p = num / vec4<i32>(m.step);
-    let exact = (num % vec4<i32>(m.step)) == vec4<i32>(0);
-    return Along(p * m.stride, (num >= vec4<i32>(0)) & (p < size) & exact);
-}
-
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -117,11 +88,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // rows and columns past the edge are clamped for loading; their results are not stored
     let r4 = min(vec4<i32>(row) + vec4<i32>(0, 1, 2, 3), vec4<i32>(rows - 1));
     let j4 = min(vec4<i32>(col) + vec4<i32>(0, 1, 2, 3), vec4<i32>(columns - 1));
-    let n4 = j4 / vec4<i32>(positions);
-    let q4 = j4 % vec4<i32>(positions);
-    let qw = q4 % vec4<i32>(info[QS + 2]);
-    let qh = (q4 / vec4<i32>(info[QS + 2])) % vec4<i32>(info[QS + 1]);
-    let qd = q4 / vec4<i32>(info[QS + 1] * info[QS + 2]);
+    let nq = pb_conv_columns(j4);
+    let n4 = nq[0];
+    let qd = nq[1];
+    let qh = nq[2];
+    let qw = nq[3];
     let e_from = info[PIECE];
     let e_to = info[PIECE + 1];
     let x_step = vec4<i32>(info[X + 3]);
@@ -130,9 +101,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         + n4 * info[X + 1];
     let w_base = vec4<i32>(info[W] + g * info[W + 1] + e_from * info[W + 3])
         + r4 * info[W + 2];
-    let md = map_of(0);
-    let mh = map_of(1);
-    let mw = map_of(2);
     let w_kd = info[W + 4];
     let w_kh = info[W + 5];
     let w_kw = info[W + 6];
@@ -141,25 +109,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let kw1 = info[PIECE + 7];
     var acc: array<vec4<f32>, 4>;
     for (var kd = info[PIECE + 2]; kd < kd1; kd++) {
-        let pd = along(md, qd, kd);
-        if (!any(pd.ok)) {
+        let pd = pb_conv_along(qd, kd, 0);
+        if (!any(pd >= vec4<i32>(0))) {
             continue;
         }
         for (var kh = info[PIECE + 4]; kh < kh1; kh++) {
-            let ph = along(mh, qh, kh);
-            let ok_dh = pd.ok & ph.ok;
+            let ph = pb_conv_along(qh, kh, 1);
+            let ok_dh = (pd >= vec4<i32>(0)) & (ph >= vec4<i32>(0));
             if (!any(ok_dh)) {
                 continue;
             }
             let w_dh = w_base + vec4<i32>(kd * w_kd + kh * w_kh);
             for (var kw = info[PIECE + 6]; kw < kw1; kw++) {
-                let pw = along(mw, qw, kw);
-                let ok = ok_dh & pw.ok;
+                let pw = pb_conv_along(qw, kw, 2);
+                let ok = ok_dh & (pw >= vec4<i32>(0));
                 if (!any(ok)) {
                     continue;
                 }
                 // a column without an input position reads its image's first element, unused
-                var xk = x_base + select(vec4<i32>(0), pd.at + ph.at + pw.at, ok);
+                var xk = x_base + select(vec4<i32>(0), pd + ph + pw, ok);
                 var wk = w_dh + vec4<i32>(kw * w_kw);
                 for (var e = e_from; e < e_to; e++) {
                     let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));

@@ -51,6 +51,37 @@ fn pb_matmul_stride(k: i32, d: i32) -> i32 {
     return info[5 + rank + k * (rank + 4) + 1 + rank + d];
 }
 
+// The (image, output coordinates along d, h and w) of four columns j4 of a convolution kernel
+// (conv.wgsl, conv_tiled.wgsl), whose columns are the output positions of every image in
+// turn; their info holds the output sizes at [3, 6).
+fn pb_conv_columns(j4: vec4<i32>) -> array<vec4<i32>, 4> {
+    let plane = info[4] * info[5];
+    let q4 = j4 % vec4<i32>(info[3] * plane);
+    return array<vec4<i32>, 4>(j4 / vec4<i32>(info[3] * plane), q4 / vec4<i32>(plane),
+                               (q4 / vec4<i32>(info[5])) % vec4<i32>(info[4]),
+                               q4 % vec4<i32>(info[5]));
+}
+
+// The input offsets along spatial dim d of a convolution kernel's (conv.wgsl,
+// conv_tiled.wgsl) four columns at output coordinates q along d, for kernel coordinate k: the
+// input position is num / D with num = q * A + k * B + C, present when num >= 0,
+// num % D == 0 and num / D < the input's size; -1 where it is not (padding, or an offset a
+// transposed convolution's stride skips; a present offset is >= 0, the input's strides are).
+// Their info holds the input sizes at [6, 9), A, B, C, D at [12, 24) and the input's spatial
+// strides at [44, 47).
+fn pb_conv_along(q: vec4<i32>, k: i32, d: i32) -> vec4<i32> {
+    let num = q * info[12 + d] + vec4<i32>(k * info[15 + d] + info[18 + d]);
+    let step = info[21 + d];
+    let size = vec4<i32>(info[6 + d]);
+    let stride = info[44 + d];
+    if (step == 1) {  // every convolution: no division (slow on CPU drivers)
+        return select(vec4<i32>(-1), num * stride, (num >= vec4<i32>(0)) & (num < size));
+    }
+    let p = num / vec4<i32>(step);
+    let ok = (num >= vec4<i32>(0)) & (p < size) & (num % vec4<i32>(step) == vec4<i32>(0));
+    return select(vec4<i32>(-1), p * stride, ok);
+}
+
 // ---- classification (bit tests: immune to compilers that assume no NaN) ----------------
 fn pb_isnan(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;

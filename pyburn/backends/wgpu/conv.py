@@ -1,9 +1,12 @@
 """Convolutions for wgpu, the "conv" capability (``pyburn/nn/functional/capability.py``).
 
-- `conv` and `conv_transpose` are one kernel, ``conv.wgsl``: an implicit GEMM of the weight
-  and the input whose input loads compute their coordinates on the fly (no im2col buffer);
-  the two differ only in the map from an output position and a kernel offset to an input
-  position, and in which weight dim is the row and which is summed over.
+- `conv` and `conv_transpose` are an implicit GEMM of the weight and the input whose input
+  loads compute their coordinates on the fly (no im2col buffer); the two differ only in the
+  map from an output position and a kernel offset to an input position, and in which weight
+  dim is the row and which is summed over. Two kernels compute it (`pick_variant`):
+  ``conv_tiled.wgsl`` stages 8-channel slabs of the weight and of the input's im2col columns
+  in workgroup memory (tiles of 128x128 or 64x256, 8x8 per invocation: for GPUs), and
+  ``conv.wgsl`` keeps 4x4 blocks in registers (for CPU drivers and small convolutions).
 - `conv_weight` is ``conv_weight.wgsl``, the same product turned around (the sum runs over
   the images and output positions). Its result is small and its sum long, so the sum is
   split into chunks (`splits`), each written to a slot of partial results that the
@@ -23,8 +26,8 @@ point; a convolution cut into pieces applies it afterwards, with a map kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from .creation import full
 from .elementwise import ANCHOR, Epilogue, Fragment, apply_epilogue, copy_into, declare, indent
@@ -46,6 +49,67 @@ TARGET_WORKGROUPS = 512
 MIN_CHUNK = 1024
 
 
+#: the smallest tile of conv_tiled.wgsl, (rows, columns): 8 x 32 invocations of 8 x 8 results
+SMALLEST_TILE = (64, 256)
+
+
+def tiled_arrangement(rows: int, columns: int) -> tuple[int, int]:
+    """Invocations along rows and columns of a ``conv_tiled.wgsl`` workgroup (256, of 8 x 8
+    results each) for `rows` by `columns` results: 16 x 16, the squarest tile (the fewest
+    loads per multiply-add), unless 8 x 32 covers fewer results past the edges (a group of
+    64 output channels).
+
+    >>> tiled_arrangement(64, 36864), tiled_arrangement(256, 36864)
+    ((8, 32), (16, 16))
+    """
+    def covered(along: tuple[int, int]) -> int:
+        tile_r, tile_c = 8 * along[0], 8 * along[1]
+        return -(-rows // tile_r) * tile_r * -(-columns // tile_c) * tile_c
+
+    return min(((16, 16), (8, 32)), key=covered)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A kernel for `conv` and `conv_transpose`: its file, the side of the square block of
+    results an invocation computes, how a workgroup's invocations are arranged along rows
+    and columns for `rows` by `columns` results, the channels one step of its channel loop
+    covers (a slab), and what such a step costs against `launch.loop_budget` (counting the
+    loops inside it)."""
+
+    kernel: str
+    block: int
+    arrange: Callable[[int, int], tuple[int, int]]
+    slab: int
+    step_cost: int
+
+    def channel_cost(self, channels: int) -> int:
+        """Loop iterations of the channel loop over `channels` channels."""
+        return -(-channels // self.slab) * self.step_cost
+
+
+#: the kernels: "tiled" (workgroup memory) on GPUs, "blocked" (registers only) on CPU drivers
+#: and for convolutions smaller than a tile or a slab. A tiled step runs three loops: staging
+#: the input (at most 2 iterations) and the weight (at most 4), and the 8 channels' products.
+VARIANTS = {
+    "tiled": Variant("conv_tiled", 8, tiled_arrangement, 8, 24),
+    "blocked": Variant("conv", 4, tiles, 1, 1),
+}
+
+
+def pick_variant(gpu: Gpu, rows: int, columns: int, depth: int, strided: bool) -> str:
+    """The kernel for a convolution with `rows` output channels per group, `columns` (image,
+    output position) pairs and `depth` summed channels per group (`strided`: a transposed
+    convolution with a stride above 1): workgroup-memory tiles on hardware adapters once it
+    fills the smallest tile and a slab, register blocks otherwise (CPU drivers run barriers
+    slowly, a mostly empty tile or slab wastes a GPU's invocations, and the tiles would
+    multiply the zeros of the offsets a strided transposed convolution skips)."""
+    if (gpu.runtime.info.is_software or strided or rows < SMALLEST_TILE[0]
+            or columns < SMALLEST_TILE[1] or depth < VARIANTS["tiled"].slab):
+        return "blocked"
+    return "tiled"
+
+
 def _zeros_into(gpu: Gpu, out: GpuTensor) -> GpuTensor:
     copy_into(gpu, out, full(gpu, out.shape, 0, out.dtype))
     return out
@@ -64,7 +128,7 @@ def _plain(tail: Epilogue) -> bool:
 
 def _epilogue(tail: Epilogue, kind: Kind) -> tuple[list[str], list[str], list[str]]:
     """(declarations, statements before the store loop, statements at row r and column j of
-    the block) of conv.wgsl's epilogue; its operand k (from 3 on) is at binding k + 1, its
+    the block) of the kernels' epilogue; its operand k (from 3 on) is at binding k + 1, its
     layout in info at ``EPI + 7 * (k - 3)``. A plain convolution adds to what an earlier
     piece stored."""
     point = []
@@ -93,22 +157,28 @@ def _epilogue(tail: Epilogue, kind: Kind) -> tuple[list[str], list[str], list[st
 
 
 def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, tail: Epilogue, groups: int, rows: int,
-          depth: int, w_strides: tuple[int, int, int], maps: Sequence[tuple[int, ...]]) -> None:
-    """Run ``conv.wgsl``: ``tail.out`` (N, groups * rows, *Q) from x (N, groups * depth, *S)
-    and w, read through `w_strides` (along a group, a row, a summed channel) and its own
-    strides along the kernel dims; `maps` holds (A, B, C, D) per spatial dim (see the
-    kernel)."""
+          depth: int, w_strides: tuple[int, int, int], maps: Sequence[tuple[int, ...]],
+          variant: str | None = None) -> None:
+    """Run kernel `variant` (`pick_variant`'s choice when None): ``tail.out`` (N, groups *
+    rows, *Q) from x (N, groups * depth, *S) and w, read through `w_strides` (along a group, a
+    row, a summed channel) and its own strides along the kernel dims; `maps` holds (A, B, C,
+    D) per spatial dim (see ``conv.wgsl``)."""
     out = tail.out
     kind = x.kind
     q, s, k = (spatial(t.shape[2:], 1) for t in (out, x, w))
-    loops = pieces((depth, *k), lambda e: e[1] * (e[2] * (e[3] * (e[0] + 2) + 2) + 2))
+    columns = x.shape[0] * math.prod(q)
+    strided = any(m[3] != 1 for m in maps)  # (its divisor: a transposed stride)
+    variant = variant or pick_variant(gpu, rows, columns, depth, strided)
+    spec = VARIANTS[variant]
+    loops = pieces((depth, *k),
+                   lambda e: e[1] * (e[2] * (e[3] * (spec.channel_cost(e[0]) + 2) + 2) + 2))
     extra = ([Operand.of(tail.keep)] if tail.keep is not None else []) + [
         r.operand for r in tail.fragment.reads]
     layouts = [_layout(t, rows) for t in (out, *extra)]
     # pieces are added up first; a flipped epilogue input is not bound by its spatial span
     if not _plain(tail) and (len(loops) > 1 or any(st < 0 for _, qs in layouts for st in qs)):
         total = gpu.empty(out.shape, x.dtype)
-        _gemm(gpu, x, w, Epilogue.plain(total), groups, rows, depth, w_strides, maps)
+        _gemm(gpu, x, w, Epilogue.plain(total), groups, rows, depth, w_strides, maps, variant)
         apply_epilogue(gpu, tail, total)
         return
     s_strides, k_strides = (spatial(t.strides[2:], 0) for t in (x, w))
@@ -127,8 +197,8 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, tail: Epilogue, groups: int, row
         replace(r, operand=operands[key]) for key, r in
         enumerate(tail.fragment.reads, start=4 + (tail.keep is not None))))
     decls, bases, point = _epilogue(replace(tail, fragment=fragment), kind)
-    along_rows, along_cols = tiles(rows, x.shape[0] * math.prod(q))
-    source = render("conv", rows=along_rows, cols=along_cols, element=kind.storage,
+    along_rows, along_cols = spec.arrange(rows, columns)
+    source = render(spec.kernel, rows=along_rows, cols=along_cols, element=kind.storage,
                     out_type=out.kind.storage, load=kind.load("v"),
                     bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
                     epilogue=indent("\n".join(point), 16))
@@ -142,7 +212,8 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, tail: Epilogue, groups: int, row
                   *k_strides]
         for key, (_, q_strides) in enumerate(layouts[1:], start=4):
             placed += [box.operands[key].offset, *box.operands[key].strides, *q_strides]
-        count = gb * -(-rb // (4 * along_rows)) * -(-(nb * math.prod(q)) // (4 * along_cols))
+        count = (gb * -(-rb // (spec.block * along_rows))
+                 * -(-(nb * math.prod(q)) // (spec.block * along_cols)))
         for starts, extents in loops:
             piece = [v for a, n in zip(starts, extents) for v in (a, a + n)]
             piece.append(int(any(starts)))
