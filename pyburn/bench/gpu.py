@@ -60,6 +60,25 @@ def matmul_call(size: int, variant: str, calls: int = 1) -> Callable[[], None]:
     return run
 
 
+def conv_call(batch: int, variant: str, calls: int = 1) -> Callable[[], None]:
+    """A call that runs the MNIST CNN's second convolution (32 -> 64 channels, 3x3, on
+    `batch` 26x26 images) `calls` times with conv kernel `variant` on the default wgpu
+    device, then waits for the last result (the kernel itself: see `matmul_call`)."""
+    from ..backends.wgpu.conv import conv
+
+    backend = pyburn.device("wgpu").backend
+    plain = getattr(backend, "inner", backend)
+    x, w = (plain.from_bytes(Floats.random(shape, seed=s).data.tobytes(), shape, pyburn.float32)
+            for s, shape in ((3, (batch, 32, 26, 26)), (4, (64, 32, 3, 3))))
+
+    def run() -> None:
+        for _ in range(calls):
+            out = conv(plain.gpu, x, w, (1, 1), [(0, 0)] * 2, (1, 1), 1, variant=variant)
+        plain.runtime.read(out.storage.buffer, 0, 4)
+
+    return run
+
+
 def _matmul_size(size: int, settings: Settings) -> list[Row]:
     """One row per kernel variant for ``size``³, each against numpy on the same numbers."""
     from ..backends.wgpu.matmul import VARIANTS

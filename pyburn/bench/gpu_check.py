@@ -5,6 +5,7 @@ adapter and in the same process:
 
 - matmul 4096³ float32, TFLOP/s, against PyTorch's cuBLAS float32 (TF32 off) when torch
   with CUDA is importable (goal: at least 0.5 of cuBLAS);
+- the MNIST CNN's 32 -> 64 3x3 convolution forward, TFLOP/s per conv kernel, against cuDNN;
 - MNIST CNN training steps per second (batch 64, Adam), against PyTorch CUDA;
 
 and prints a table. Peers that are missing are reported as such. ``--size``, ``--steps``
@@ -20,8 +21,9 @@ from typing import Any
 
 import pyburn
 
+from ..backends.wgpu.conv import VARIANTS as CONV_VARIANTS
 from ..backends.wgpu.matmul import VARIANTS
-from .gpu import matmul_call
+from .gpu import conv_call, matmul_call
 from .inputs import Floats
 from .train import labels_for, pyburn_trainer, torch_trainer
 
@@ -70,6 +72,28 @@ def matmul_rows(size: int, repeat: int) -> list[tuple[str, str, str]]:
     return rows
 
 
+def conv_rows(batch: int, repeat: int) -> list[tuple[str, str, str]]:
+    """(case, pyburn, peer) rows of the MNIST CNN's 32 -> 64 3x3 convolution forward at
+    `batch` in TFLOP/s, one per conv kernel variant, against cuDNN (TF32 off)."""
+    tflop = 2 * batch * 64 * 24 * 24 * 32 * 9 / 1e12 * CALLS
+    torch = _cuda_torch()
+    theirs = None
+    if torch is not None:
+        torch.backends.cudnn.allow_tf32 = False
+        tx = torch.rand(batch, 32, 26, 26, device="cuda")
+        tw = torch.rand(64, 32, 3, 3, device="cuda")
+        conv2d = torch.nn.functional.conv2d
+        theirs = tflop / _seconds(lambda: [conv2d(tx, tw) for _ in range(CALLS)],
+                                  torch.cuda.synchronize, repeat)
+    rows = []
+    for variant in CONV_VARIANTS:
+        ours = tflop / _seconds(conv_call(batch, variant, CALLS), lambda: None, repeat)
+        peer = ("torch CUDA not available" if theirs is None else
+                f"{theirs:.2f} TFLOP/s (cuDNN f32), ratio {ours / theirs:.2f}")
+        rows.append((f"conv 32->64 3x3 {variant}, batch {batch}", f"{ours:.3f} TFLOP/s", peer))
+    return rows
+
+
 def training_rows(steps: int, batch: int = 64) -> list[tuple[str, str, str]]:
     """(case, pyburn, peer) rows of MNIST CNN training steps per second."""
     images = Floats.random((batch, 1, 28, 28), seed=1)
@@ -99,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dev = pyburn.device("wgpu")
     print(f"adapter: {dev.backend!r}")
-    rows = matmul_rows(args.size, args.repeat) + training_rows(args.steps, args.batch)
+    rows = (matmul_rows(args.size, args.repeat) + conv_rows(args.batch, args.repeat)
+            + training_rows(args.steps, args.batch))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("numpy")
 
 from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends.wgpu.conv import VARIANTS as CONV_VARIANTS  # noqa: E402
 from pyburn.backends.wgpu.matmul import VARIANTS  # noqa: E402
 from pyburn.bench import gpu, gpu_check, select  # noqa: E402
 from pyburn.bench.timing import Settings  # noqa: E402
@@ -34,3 +35,4 @@ def test_gpu_check_prints_a_table(capsys):
     out = capsys.readouterr().out
     assert "MNIST CNN train" in out
     assert all(f"matmul {variant} 32³ f32" in out for variant in VARIANTS)
+    assert all(f"conv 32->64 3x3 {variant}, batch 2" in out for variant in CONV_VARIANTS)

@@ -228,10 +228,11 @@ def output_sizes(sizes: Ints, kernel: Ints, stride: Ints, padding: Pads,
 
 
 def conv(gpu: Gpu, x: GpuTensor, w: GpuTensor, stride: Ints, padding: Pads, dilation: Ints,
-         groups: int, tail: Epilogue | None = None) -> GpuTensor:
+         groups: int, tail: Epilogue | None = None, variant: str | None = None) -> GpuTensor:
     """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K); `padding` holds (before,
     after) zeros per spatial dim. Returns (N, O, *out); with `tail`, stored through that
-    epilogue (whose operands are over the result's space) into ``tail.out``, returned."""
+    epilogue (whose operands are over the result's space) into ``tail.out``, returned. By
+    kernel `variant` (`pick_variant`'s choice when None; the GPU benchmark times each)."""
     x, w = unflipped(gpu, x), unflipped(gpu, w)
     sizes = output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation)
     out = gpu.empty((x.shape[0], w.shape[0]) + sizes, x.dtype) if tail is None else tail.out
@@ -245,7 +246,7 @@ def conv(gpu: Gpu, x: GpuTensor, w: GpuTensor, stride: Ints, padding: Pads, dila
     rows = w.shape[0] // groups
     maps = [(s, d, -b, 1) for s, d, (b, _) in zip(stride, dilation, padding)]
     _gemm(gpu, x, w, tail or Epilogue.plain(out), groups, rows, depth,
-          (rows * w.strides[0], w.strides[0], w.strides[1]), maps)
+          (rows * w.strides[0], w.strides[0], w.strides[1]), maps, variant)
     return out
 
 
