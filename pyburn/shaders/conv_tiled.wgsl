@@ -127,22 +127,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                         let a1 = slab_w[kk * 2 * {{rows}} + ty * 2 + 1];
                         let b0 = slab_x[kk * 2 * {{cols}} + tx * 2];
                         let b1 = slab_x[kk * 2 * {{cols}} + tx * 2 + 1];
-                        acc[0] += a0.x * b0;
-                        acc[1] += a0.x * b1;
-                        acc[2] += a0.y * b0;
-                        acc[3] += a0.y * b1;
-                        acc[4] += a0.z * b0;
-                        acc[5] += a0.z * b1;
-                        acc[6] += a0.w * b0;
-                        acc[7] += a0.w * b1;
-                        acc[8] += a1.x * b0;
-                        acc[9] += a1.x * b1;
-                        acc[10] += a1.y * b0;
-                        acc[11] += a1.y * b1;
-                        acc[12] += a1.z * b0;
-                        acc[13] += a1.z * b1;
-                        acc[14] += a1.w * b0;
-                        acc[15] += a1.w * b1;
+                        // the outer product of the rows' 8 values and the columns' 8: acc[2 * i + h] is
+                        // row i, columns 4h..4h+3
+                        for (var i = 0; i < 4; i++) {
+                            acc[2 * i] += a0[i] * b0;
+                            acc[2 * i + 1] += a0[i] * b1;
+                            acc[2 * i + 8] += a1[i] * b0;
+                            acc[2 * i + 9] += a1[i] * b1;
+                        }
                     }
                     workgroupBarrier();
                 }

@@ -92,7 +92,7 @@ class Variant:
 #: and for convolutions smaller than a tile or a slab. A tiled step runs three loops: staging
 #: the input (at most 2 iterations) and the weight (at most 4), and the 8 channels' products.
 VARIANTS = {
-    "tiled": Variant("conv_tiled", 8, tiled_arrangement, 8, 24),
+    "tiled": Variant("conv_tiled", 8, tiled_arrangement, 8, 64),
     "blocked": Variant("conv", 4, tiles, 1, 1),
 }
 

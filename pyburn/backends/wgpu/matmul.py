@@ -40,7 +40,7 @@ class Variant:
 #: the kernels: "tiled" (workgroup memory) on GPUs, "blocked" (registers only) on CPU
 #: drivers and for products smaller than a tile, "naive" as the benchmark's baseline
 VARIANTS = {
-    "tiled": Variant("matmul_tiled", 256, 128, "acc[2 * i + j / 4][j % 4]", 4),
+    "tiled": Variant("matmul_tiled", 256, 128, "acc[2 * i + j / 4][j % 4]", 8),
     "blocked": Variant("matmul", 64, 32, "acc[i][j]", 1),
     "naive": Variant("matmul_naive", 64, 1, "", 1),
 }
