@@ -52,46 +52,54 @@ def _cuda_torch() -> Any:
     return torch if torch.cuda.is_available() else None
 
 
+def _kernel_rows(tflop: float, repeat: int, calls: dict[str, Callable[[], None]],
+                 theirs: Callable[[], object] | None, peer: str) -> list[tuple[str, str]]:
+    """(pyburn, peer) cells in TFLOP/s for each kernel variant's call in `calls`, against
+    `theirs` (a CUDA call of PyTorch's, or None where it is missing) named `peer`."""
+    peer_speed = None
+    if theirs is not None:
+        torch = _cuda_torch()
+        peer_speed = tflop / _seconds(lambda: [theirs() for _ in range(CALLS)],
+                                      torch.cuda.synchronize, repeat)
+    cells = []
+    for call in calls.values():
+        ours = tflop / _seconds(call, lambda: None, repeat)
+        cells.append((f"{ours:.3f} TFLOP/s", "torch CUDA not available" if peer_speed is None
+                      else f"{peer_speed:.2f} TFLOP/s ({peer}), ratio {ours / peer_speed:.2f}"))
+    return cells
+
+
 def matmul_rows(size: int, repeat: int) -> list[tuple[str, str, str]]:
-    """(case, pyburn, peer) rows of matmul ``size``³ float32 in TFLOP/s, one per kernel
-    variant; each timed run issues `CALLS` products and waits for the last."""
-    tflop = 2 * size**3 / 1e12 * CALLS
-    torch = _cuda_torch()
-    theirs = None
+    """(case, pyburn, peer) rows of matmul ``size``³ float32, one per kernel variant,
+    against cuBLAS (TF32 off); each timed run issues `CALLS` products and waits for the
+    last."""
+    torch, theirs = _cuda_torch(), None
     if torch is not None:
         torch.backends.cuda.matmul.allow_tf32 = False
         ta, tb = (torch.rand(size, size, device="cuda") for _ in range(2))
-        theirs = tflop / _seconds(lambda: [ta @ tb for _ in range(CALLS)],
-                                  torch.cuda.synchronize, repeat)
-    rows = []
-    for variant in VARIANTS:
-        ours = tflop / _seconds(matmul_call(size, variant, CALLS), lambda: None, repeat)
-        peer = ("torch CUDA not available" if theirs is None else
-                f"{theirs:.2f} TFLOP/s (cuBLAS f32), ratio {ours / theirs:.2f}")
-        rows.append((f"matmul {variant} {size}³ f32", f"{ours:.3f} TFLOP/s", peer))
-    return rows
+
+        def theirs() -> object:
+            return ta @ tb
+    calls = {v: matmul_call(size, v, CALLS) for v in VARIANTS}
+    cells = _kernel_rows(2 * size**3 / 1e12 * CALLS, repeat, calls, theirs, "cuBLAS f32")
+    return [(f"matmul {v} {size}³ f32", *c) for v, c in zip(calls, cells)]
 
 
 def conv_rows(batch: int, repeat: int) -> list[tuple[str, str, str]]:
     """(case, pyburn, peer) rows of the MNIST CNN's 32 -> 64 3x3 convolution forward at
-    `batch` in TFLOP/s, one per conv kernel variant, against cuDNN (TF32 off)."""
-    tflop = 2 * batch * 64 * 24 * 24 * 32 * 9 / 1e12 * CALLS
-    torch = _cuda_torch()
-    theirs = None
+    `batch`, one per conv kernel variant, against cuDNN (TF32 off)."""
+    torch, theirs = _cuda_torch(), None
     if torch is not None:
         torch.backends.cudnn.allow_tf32 = False
         tx = torch.rand(batch, 32, 26, 26, device="cuda")
         tw = torch.rand(64, 32, 3, 3, device="cuda")
-        conv2d = torch.nn.functional.conv2d
-        theirs = tflop / _seconds(lambda: [conv2d(tx, tw) for _ in range(CALLS)],
-                                  torch.cuda.synchronize, repeat)
-    rows = []
-    for variant in CONV_VARIANTS:
-        ours = tflop / _seconds(conv_call(batch, variant, CALLS), lambda: None, repeat)
-        peer = ("torch CUDA not available" if theirs is None else
-                f"{theirs:.2f} TFLOP/s (cuDNN f32), ratio {ours / theirs:.2f}")
-        rows.append((f"conv 32->64 3x3 {variant}, batch {batch}", f"{ours:.3f} TFLOP/s", peer))
-    return rows
+
+        def theirs() -> object:
+            return torch.nn.functional.conv2d(tx, tw)
+    calls = {v: conv_call(batch, v, CALLS) for v in CONV_VARIANTS}
+    tflop = 2 * batch * 64 * 24 * 24 * 32 * 9 / 1e12 * CALLS
+    cells = _kernel_rows(tflop, repeat, calls, theirs, "cuDNN f32")
+    return [(f"conv 32->64 3x3 {v}, batch {batch}", *c) for v, c in zip(calls, cells)]
 
 
 def training_rows(steps: int, batch: int = 64) -> list[tuple[str, str, str]]:
