@@ -309,6 +309,26 @@ def _layer_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> G
     return tuple(grads)
 
 
+def _linear(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """For ``x @ w.T + b``: ``g @ w`` for x, g's rows transposed times x's rows for w (one
+    product over the batch dims, and (out, in) like w, so the optimizer's passes over w
+    and its gradient run on one layout), g summed over the rows for b. As for matmul, only
+    the inputs that require grad get theirs."""
+    from ..shape import numel
+
+    x, w, *bias = inputs
+
+    def rows(t: Tensor) -> Tensor:
+        return t if t.ndim == 2 else t.reshape(numel(t.shape[:-1]), t.shape[-1])
+
+    grads = (g @ w if x.requires_grad else None,
+             rows(g).mT @ rows(x) if w.requires_grad else None)
+    if not bias:
+        return grads
+    lead = tuple(range(g.ndim - 1))
+    return grads + ((g.sum(lead) if lead else g) if bias[0].requires_grad else None,)
+
+
 def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     from .api import recompute_grads
 
@@ -323,7 +343,7 @@ RULES: dict[str, Rule] = {
     "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
     "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
-    "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm,
+    "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm, "linear": _linear,
     "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})

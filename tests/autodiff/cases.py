@@ -434,5 +434,22 @@ LOSSES = [
     case("nll_loss_unbatched", lambda L, x: L.nn.functional.nll_loss(x, L.ints(2)), rand(4)),
 ]
 
+# The linear map: a matmul and an add on most devices, one node where the device has the
+# "linear" capability (its rule: linear), on one row, a batch and a batch of sequences, without
+# a bias, and with the data or the weight constant.
+LINEAR = [
+    case("linear", lambda L, x, w, b: L.nn.functional.linear(x, w, b), rand(4, 5), rand(3, 5),
+         rand(3)),
+    case("linear_one_row_no_bias", lambda L, x, w: L.nn.functional.linear(x, w), rand(5),
+         rand(3, 5)),
+    case("linear_sequences_data_input", lambda L, x, w, b: L.nn.functional.linear(x, w, b),
+         rand(2, 4, 5, grad=False), rand(3, 5), rand(3)),
+    case("linear_constant_weight", lambda L, x, w: L.nn.functional.linear(x, w),
+         rand(2, 4, 5), rand(3, 5, grad=False)),
+    case("linear_two_layers", lambda L, x, w1, b1, w2: L.nn.functional.linear(
+        L.nn.functional.linear(x, w1, b1).tanh(), w2), rand(4, 5), rand(6, 5), rand(6),
+         rand(2, 6)),
+]
+
 CASES: list[Case] = (ELEMENTWISE + REDUCTIONS + MOVEMENT + INDEXING + LINALG + COMPOSED
-                     + CONVOLUTION + ROWS + LOSSES)
+                     + CONVOLUTION + ROWS + LOSSES + LINEAR)

@@ -634,14 +634,14 @@ def test_available_and_caps():
     assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
     # every dtype, plus the numpy computations that replace composites (checked below)
     assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
-                                 "nll_loss", "adam"})
+                                 "layer_norm", "linear", "nll_loss", "adam"})
     assert create(1) is not BE
 
 
 # ---- capabilities against the composites they replace ------------------------------------
-# "softmax", "nll_loss" and "adam" run the composite's own operations in its order, so the
-# numbers must be the composite's bit for bit (the same device with the capability taken out
-# of the caps runs the composite).
+# "softmax", "layer_norm", "linear", "nll_loss" and "adam" run the composite's own operations
+# in its order, so the numbers must be the composite's bit for bit (the same device with the
+# capability taken out of the caps runs the composite).
 
 def _both_paths(monkeypatch: pytest.MonkeyPatch, capabilities: set[str], run):
     """run() with the capabilities, then without them: the two results."""
@@ -741,3 +741,61 @@ def test_nll_loss_capability_gives_the_composites_numbers(monkeypatch, dtype, re
         return [loss.detach().numpy() for loss in losses] + [x.grad.numpy()]
 
     _assert_identical(*_both_paths(monkeypatch, {"nll_loss"}, run))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("affine", [(True, True), (True, False), (False, True), (False, False)])
+def test_layer_norm_capability_gives_the_composites_numbers(monkeypatch, dtype, affine):
+    """Values over one and two trailing dims, of a strided input too; rows that are
+    constant (variance 0), huge, or hold inf and NaN."""
+    import pyburn
+    import pyburn.nn.functional as F
+
+    rng = np.random.default_rng(7)
+    rows = rng.normal(3.0, 2.0, size=(6, 4, 5))
+    rows[1] = 0.25
+    rows[2] *= 1e4 if dtype is not float16 else 1e2
+    rows[3, 0, 1], rows[4, 2, 3] = math.inf, math.nan
+    x = pyburn.tensor(rows.tolist(), dtype=dtype, device="cpu")
+    w = pyburn.tensor(rng.uniform(0.5, 2, (4, 5)).tolist(), dtype=dtype, device="cpu")
+    b = pyburn.tensor(rng.normal(size=(4, 5)).tolist(), dtype=dtype, device="cpu")
+
+    def run():
+        one = (w[0] if affine[0] else None, b[0] if affine[1] else None)
+        two = (w if affine[0] else None, b if affine[1] else None)
+        return [F.layer_norm(x, (5,), *one).numpy(), F.layer_norm(x, (4, 5), *two).numpy(),
+                F.layer_norm(x.permute(1, 0, 2), (5,), *one, eps=0.1).numpy()]
+
+    _assert_identical(*_both_paths(monkeypatch, {"layer_norm"}, run))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("shape", [(5,), (6, 5), (2, 3, 5), (0, 5)], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_capability_gives_the_composites_numbers(monkeypatch, dtype, shape, bias):
+    """Values bit for bit, of strided operands too; gradients of x and the bias bit for
+    bit (the same products and sums), the weight's within rounding: the capability's rule
+    computes it as g^T x, (out, in) like the weight, the composite as (x^T g)^T, whose BLAS
+    call may sum in another order."""
+    import pyburn
+    import pyburn.nn.functional as F
+
+    dev = pyburn.device("cpu").autodiff()
+    rng = np.random.default_rng(len(shape))
+    data = [rng.normal(size=s).astype(NUMPY_DTYPES[dtype])
+            for s in (shape, (4, 5), (4,), shape[:-1] + (4,))]
+
+    def run():
+        x, w, b, upstream = (pyburn.from_numpy(v, device=dev) for v in data)
+        for t in (x, w, b):
+            t.requires_grad_()
+        y = F.linear(x, w, b if bias else None)
+        flipped = F.linear(x.flip(-1), w.flip(-1))  # strided operands
+        (y * upstream).sum().backward()
+        return [y.detach().numpy(), flipped.detach().numpy(), x.grad.numpy()] + (
+            [b.grad.numpy()] if bias else []) + [w.grad.numpy()]
+
+    with_it, without = _both_paths(monkeypatch, {"linear"}, run)
+    _assert_identical(with_it[:-1], without[:-1])
+    tol = {float16: 1e-3, float32: 1e-6, float64: 1e-14}[dtype]
+    np.testing.assert_allclose(with_it[-1], without[-1], rtol=tol, atol=tol)

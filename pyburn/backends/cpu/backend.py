@@ -85,6 +85,14 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.matmul; float16 goes through float32, which is both faster (BLAS has no float16)
+    and accumulates with more bits."""
+    if a.dtype == np.float16:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    return np.matmul(a, b)
+
+
 def _float_to_int64(x: np.ndarray) -> np.ndarray:
     """``int(v)`` wrapped to int64 for every element (NaN and +-inf give 0)."""
     if not x.size or np.maximum.reduce(np.abs(x), axis=None) < _TWO_63:  # NaN fails this
@@ -122,10 +130,10 @@ class CpuBackend(Backend):
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.nn.functional.capability``: convolution
-    #: (conv, conv_transpose, conv_weight), max pooling, softmax, the nll loss and the Adam
-    #: update, as one numpy computation each
-    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax", "nll_loss",
-                      "adam"})
+    #: (conv, conv_transpose, conv_weight), max pooling, softmax, layer_norm, linear, the nll
+    #: loss and the Adam update, as one numpy computation each
+    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
+                      "layer_norm", "linear", "nll_loss", "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -310,11 +318,19 @@ class CpuBackend(Backend):
     # ---- linear algebra ------------------------------------------------------------------
     @_quietly
     def matmul(self, a: Handle, b: Handle) -> Handle:
-        """np.matmul (BLAS for float32/float64); float16 goes through float32, which is
-        both faster and accumulates with more bits."""
-        if a.dtype == np.float16:
-            return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
-        return np.matmul(a, b)
+        """np.matmul (BLAS for float32/float64); float16 goes through float32."""
+        return _product(a, b)
+
+    # ---- capability "linear" (see pyburn.nn.functional.capability) -------------------------
+    @_quietly
+    def linear(self, x: Handle, w: Handle, b: Handle | None) -> Handle:
+        """``x @ w.T + b`` as the composite computes it (the same product of x's rows with
+        the transposed view of w, then the bias added), into the product's own array."""
+        lead = x.shape[:-1]
+        y = _product(x.reshape(math.prod(lead), x.shape[-1]), w.T)
+        if b is not None:
+            np.add(y, b, out=y)
+        return y.reshape(lead + (w.shape[0],))
 
     # ---- capabilities "conv" and "max_pool" (see pyburn.nn.functional.capability) ----------
     @_quietly
@@ -345,11 +361,18 @@ class CpuBackend(Backend):
         """Max pooling as arithmetic on one strided view per kernel offset."""
         return convolution.max_pool(x, kernel, stride, padding, dilation, indices)
 
-    # ---- capabilities "softmax", "nll_loss" and "adam" (the composites' own operations) ----
+    # ---- capabilities "softmax", "layer_norm", "nll_loss" and "adam" (the composites' own
+    # operations) ----------------------------------------------------------------------------
     @_quietly
     def softmax(self, x: Handle, axis: int, log: bool) -> Handle:
         """Softmax or log_softmax along `axis`."""
         return fused.softmax(x, axis, log)
+
+    @_quietly
+    def layer_norm(self, x: Handle, weight: Handle | None, bias: Handle | None, ndims: int,
+                   eps: float) -> Handle:
+        """x normalised over its trailing `ndims` dims, scaled and shifted where given."""
+        return fused.layer_norm(x, weight, bias, ndims, eps)
 
     @_quietly
     def nll_loss(self, logp: Handle, target: Handle, axis: int, weight: Handle | None,

@@ -1,5 +1,6 @@
-"""The cpu backend's "softmax", "nll_loss" and "adam" capabilities: composites of the tensor
-layer as one numpy computation each (contracts: ``pyburn/nn/functional/capability.py``).
+"""The cpu backend's "softmax", "layer_norm", "nll_loss" and "adam" capabilities: composites
+of the tensor layer as one numpy computation each (contracts:
+``pyburn/nn/functional/capability.py``).
 
 Each runs the composite's own operations in the composite's order, with the numpy functions
 the primitives use, so every value is the composite's bit for bit (a Python float meets an
@@ -10,7 +11,11 @@ and in `adam` most of the composite's thirteen fresh arrays.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .extra_math import rsqrt
 
 Handle = np.ndarray
 
@@ -35,6 +40,27 @@ def softmax(x: Handle, axis: int, log: bool) -> Handle:
         return np.subtract(shifted, np.log(_sum(np.exp(shifted), (axis,))))
     e = np.exp(shifted)
     return np.divide(e, _sum(e, (axis,)))
+
+
+def layer_norm(x: Handle, weight: Handle | None, bias: Handle | None, ndims: int,
+               eps: float) -> Handle:
+    """``(x - mean) * rsqrt(var + eps) * weight + bias`` over the trailing `ndims` dims, as
+    the composite (``F.layer_norm``) computes it: the mean as sum / count, the biased
+    variance as the mean of the squared deviations (a second pass, which a sum of squares
+    would save only by giving up those bits and risking cancellation), float16 sums
+    accumulated in float32. The deviations, which the composite computes twice, are
+    computed once and the later steps write into their array."""
+    axes = tuple(range(x.ndim - ndims, x.ndim))
+    count = math.prod(x.shape[d] for d in axes)
+    centred = np.subtract(x, np.divide(_sum(x, axes), count))
+    variance = np.divide(_sum(np.multiply(centred, centred), axes), count)
+    scale = rsqrt(np.add(variance, eps)).astype(x.dtype, copy=False)
+    y = np.multiply(centred, scale, out=centred)
+    if weight is not None:
+        np.multiply(y, weight, out=y)
+    if bias is not None:
+        np.add(y, bias, out=y)
+    return y
 
 
 def _picking(target: Handle, axis: int, weight: Handle | None, ignore_index: int,

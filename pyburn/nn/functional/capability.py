@@ -1,10 +1,10 @@
 """Optional capabilities: convolution, max and average pooling, softmax, layer
-normalisation, the negative log-likelihood loss and the Adam update as one backend call where
-the backend offers them, with the composites in conv.py, pooling.py, activation.py,
-normalization.py, loss.py and ``pyburn/optim/adam.py`` as the fallback.
+normalisation, the linear map, the negative log-likelihood loss and the Adam update as one
+backend call where the backend offers them, with the composites in conv.py, pooling.py,
+activation.py, normalization.py, loss.py and ``pyburn/optim/adam.py`` as the fallback.
 
 A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
-``pyburn/backends/cpu/conv.py`` and ``fused.py``):
+``pyburn/backends/cpu/conv.py``, ``fused.py`` and its own ``linear``):
 
 ``"conv"``
     ``conv(x, w, stride, padding, dilation, groups)``: x (N, C, *S), w (O, C/groups, *K),
@@ -33,6 +33,9 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``layer_norm(x, weight, bias, ndims, eps)``: ``(x - mean) / sqrt(var + eps) * weight +
     bias`` over the trailing `ndims` dims (biased variance); `weight` and `bias` have those
     dims' shape, and either may be None (no scale, no shift).
+``"linear"``
+    ``linear(x, w, b)``: ``x @ w.T + b`` for x (..., in), w (out, in) and b (out,), or no
+    bias where `b` is None; returns (..., out). x may be 1-d (a single row).
 ``"nll_loss"``
     ``nll_loss(logp, target, axis, weight, ignore_index, reduction)``: logp (N, C, *d), or
     (C,) with `axis` 0, and integer class indices `target` of its shape without `axis`;
@@ -55,14 +58,15 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with tensor ops, so gradients of gradients work: the three conv ops are each other's
-adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, average pooling's is g
-times each pooled dim's averaging matrix (the op is separable), softmax's uses
-its output (saved; computed again by this same op when the backward pass is itself
-recorded) and layer_norm's are the composite's gradients
-written out; nll_loss and its gradient are each other's adjoints (linear in logp and in g).
-The Adam update is the exception: optimizers run it under ``no_grad``, so it records nothing
-and has no rule. Arguments are checked by the callers; `offered` is the one place that
-decides between a capability and the composite.
+adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, average
+pooling's is g times each pooled dim's averaging matrix (the op is separable), softmax's
+uses its output (saved; computed again by this same op when the backward pass is itself
+recorded), layer_norm's are the composite's gradients written out, linear's are three
+matrix products and a sum (g @ w for x, g's rows transposed times x's for w, g summed over
+the rows for b); nll_loss and its gradient are each other's adjoints (linear in logp and in
+g). The Adam update is the exception: optimizers run it under ``no_grad``, so it records
+nothing and has no rule. Arguments are checked by the callers; `offered` is the one place
+that decides between a capability and the composite.
 """
 
 from __future__ import annotations
@@ -78,12 +82,13 @@ MAX_POOL = "max_pool"
 AVG_POOL = "avg_pool"
 SOFTMAX = "softmax"
 LAYER_NORM = "layer_norm"
+LINEAR = "linear"
 NLL_LOSS = "nll_loss"
 ADAM = "adam"
 #: the capability each backward rule of this module belongs to
 RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL,
          "avg_pool": AVG_POOL, "softmax": SOFTMAX, "layer_norm": LAYER_NORM,
-         "nll_loss": NLL_LOSS, "nll_loss_grad": NLL_LOSS}
+         "linear": LINEAR, "nll_loss": NLL_LOSS, "nll_loss_grad": NLL_LOSS}
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -205,6 +210,14 @@ def layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, ndims: int
                                          None if bias is None else bias._h, ndims, eps)
     return result(handle, x.shape, x.dtype, "layer_norm", (x, *affine), ndims=ndims, eps=eps,
                   weight=weight is not None, bias=bias is not None)
+
+
+def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """The backend's ``x @ w.T + b``: x (..., in), w (out, in) and b (out,) or None give
+    (..., out)."""
+    handle = x.device.backend.linear(x._h, w._h, None if b is None else b._h)
+    return result(handle, x.shape[:-1] + w.shape[:1], x.dtype, "linear",
+                  (x, w) if b is None else (x, w, b))
 
 
 def nll_loss(logp: Tensor, target: Tensor, axis: int, weight: Tensor | None, ignore_index: int,

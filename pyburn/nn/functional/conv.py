@@ -5,7 +5,8 @@ input that each kernel offset sees (``(N, C, K, *out)``, K = kernel elements), a
 matmul over the groups contracts them with the weight. A transposed convolution is the
 adjoint: the matmul with the weight's transpose gives one column per input position, and
 `place_windows` (col2im) adds the columns back into the output image. Where the backend
-offers the "conv" capability (`capability.offered`), each is one backend call instead.
+offers the "conv" capability (`capability.offered`), each is one backend call instead, and
+`linear` likewise where it offers "linear".
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ... import ArgumentError, ShapeError, Tensor
 from . import capability
-from .capability import CONV, offered
+from .capability import CONV, LINEAR, offered
 from .windows import (
     Ints,
     check_min_rank,
@@ -36,7 +37,9 @@ def _numel(shape: Ints) -> int:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: weight is (out_features, in_features) (or 1-d, giving
-    one output without that dim); input is (..., in_features).
+    one output without that dim); input is (..., in_features). One backend call where the
+    backend offers the "linear" capability (a 2-d weight and a bias of (out_features,) or
+    none), else a matmul and an add.
 
     >>> import pyburn, pyburn.nn.functional as F
     >>> x, w = pyburn.ones(2, 3, device="flex"), pyburn.ones(4, 3, device="flex")
@@ -51,6 +54,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ShapeError(f"linear: input shape {input.shape} does not fit weight shape "
                          f"{weight.shape} (in_features {input.shape[-1]} vs "
                          f"{weight.shape[-1]})")
+    if weight.ndim == 2 and (bias is None or (isinstance(bias, Tensor)
+                                              and bias.shape == weight.shape[:1])) \
+            and offered(LINEAR, input, weight, *(() if bias is None else (bias,))):
+        return capability.linear(input, weight, bias)
     out = input @ (weight.mT if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from .builder import INT64_MAX, INT64_MIN, Builder, onnx_dtype
 from .dims import Dim
 from .registry import Unsupported
-from .trace import Event
+from .trace import Event, key_of
 
 Emit = Callable[[Builder, Event, list[str]], None]
 
@@ -283,6 +283,25 @@ def _matmul(b: Builder, ev: Event, outs: list[str]) -> None:
     b.node("MatMul", b.broadcast_inputs(ev, batch_only=True), outs[0])
 
 
+@_emitter("linear")
+def _linear(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused x @ w.T + b (cpu; F.linear calls it): Gemm for a matrix of rows,
+    # else MatMul by the transposed weight (a parameter is stored transposed) and Add
+    x, w, *bias = ev.inputs
+    if len(_dims(b, x)) == 2:
+        b.node("Gemm", [b.value(r) for r in ev.inputs], outs[0], transB=1)
+        return
+    weight = b.trace.values[w].tensor
+    if weight is not None and key_of(weight) in b.params:
+        transposed = b.param(weight, weight.mT, "_t")
+    else:
+        transposed = b.node("Transpose", [b.value(w)], perm=[1, 0])
+    if not bias:
+        b.node("MatMul", [b.value(x), transposed], outs[0])
+        return
+    b.node("Add", [b.node("MatMul", [b.value(x), transposed]), b.value(bias[0])], outs[0])
+
+
 def _pads(pairs: list) -> list[int]:
     return [p[0] for p in pairs] + [p[1] for p in pairs]
 
@@ -386,9 +405,25 @@ def _nll_loss(b: Builder, ev: Event, outs: list[str]) -> None:
 
 @_emitter("layer_norm")
 def _layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
-    # the backends' fused layer norm (wgpu): ONNX's LayerNormalization requires a scale
-    b.require(17, "a fused layer_norm")
-    if not ev.ctx["weight"]:
-        raise Unsupported("a fused layer_norm without a weight")
-    b.node("LayerNormalization", [b.value(r) for r in ev.inputs], outs[0],
-           axis=-ev.ctx["ndims"], epsilon=ev.ctx["eps"])
+    # the backends' fused layer norm (cpu, wgpu): ONNX's LayerNormalization from opset 17,
+    # where it has a weight (the operator requires a scale); else the composite's operators
+    x, *affine = (b.value(r) for r in ev.inputs)
+    ndims, eps = ev.ctx["ndims"], ev.ctx["eps"]
+    if b.opset >= 17 and ev.ctx["weight"]:
+        b.node("LayerNormalization", [x, *affine], outs[0], axis=-ndims, epsilon=eps)
+        return
+    axes = list(range(-ndims, 0))
+    dtype = b.trace.values[ev.inputs[0]].dtype.name
+
+    def mean(v: str) -> str:
+        return b.axes_input("ReduceMean", v, axes, since=18, keepdims=1)
+
+    centred = b.node("Sub", [x, mean(x)])
+    variance = mean(b.node("Mul", [centred, centred]))
+    scale = b.node("Reciprocal", [b.node("Sqrt", [b.node("Add", [variance,
+                                                                 b.number(eps, dtype)])])])
+    chain = ([("Mul", scale)] + ([("Mul", affine.pop(0))] if ev.ctx["weight"] else [])
+             + ([("Add", affine.pop(0))] if ev.ctx["bias"] else []))
+    y = centred
+    for i, (op, operand) in enumerate(chain):
+        y = b.node(op, [y, operand], outs[0] if i == len(chain) - 1 else None)

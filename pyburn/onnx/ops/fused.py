@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...nn import functional as F
 from ...tensor import Tensor
 from ..registry import onnx_op
 
@@ -9,5 +10,6 @@ from ..registry import onnx_op
 @onnx_op("Linear", domain="pyburn")
 def linear(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """``x @ weight + bias`` (weight stored as (in, out)): ONNX's MatMul followed by Add, which
-    the code generator writes as an `nn.Linear` layer."""
-    return x @ weight + bias
+    the code generator writes as an `nn.Linear` layer. `F.linear` of the weight's transposed
+    view: one backend call where the device offers the "linear" capability."""
+    return F.linear(x, weight.mT, bias)

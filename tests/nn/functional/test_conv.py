@@ -23,6 +23,12 @@ def test_linear_vector_weight(ref):
     ref.check(F.linear, TF.linear, ref.floats(4, 5), ref.floats(5))
 
 
+@pytest.mark.parametrize("bias_shape", [(1,), (4, 3), ()])
+def test_linear_broadcast_bias(ref, bias_shape):
+    # a bias that broadcasts without being (out_features,) takes the composite
+    ref.check(F.linear, TF.linear, ref.floats(4, 5), ref.floats(3, 5), ref.floats(*bias_shape))
+
+
 @pytest.mark.parametrize("lead", [(4,), (2, 3), ()])
 def test_bilinear(ref, lead):
     ref.check(F.bilinear, TF.bilinear, ref.floats(*lead, 3), ref.floats(*lead, 5),

@@ -361,6 +361,55 @@ def test_a_loss_in_forward_exports(tmp_path, reduction, shape, weighted):
     assert "NegativeLogLikelihoodLoss" in ops(proto)
 
 
+class FunctionalLinear(nn.Module):
+    """F.linear in forward (one "linear" op on cpu, not a layer the exporter knows), with a
+    parameter weight, a weight computed from the input and an optional bias."""
+
+    def __init__(self, bias: bool):
+        super().__init__()
+        self.w = nn.Parameter(pyburn.randn(3, 4, device=DEV))
+        self.b = nn.Parameter(pyburn.randn(3, device=DEV)) if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.w, self.b), F.linear(x, self.w * x.mean(), self.b)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape, want", [((2, 4), "Gemm"), ((2, 5, 4), "MatMul"),
+                                         ((4,), "MatMul")])
+def test_functional_linear_exports(tmp_path, bias, shape, want):
+    # a matrix of rows is one Gemm (transB=1), anything else MatMul by the transposed weight
+    pyburn.manual_seed(12)
+    others = [] if len(shape) == 1 else [(pyburn.randn(7, *shape[1:], device=DEV),)]
+    proto = check(FunctionalLinear(bias), pyburn.randn(*shape, device=DEV), tmp_path, others,
+                  dynamic_axes={} if len(shape) == 1 else {"input": {0: "batch"}})
+    assert want in ops(proto) and ("Gemm" in ops(proto)) == (len(shape) == 2)
+    if want == "MatMul":  # the parameter is stored transposed, the computed weight is not
+        assert "w_t" in {i.name for i in proto.graph.initializer}
+        assert "Transpose" in ops(proto)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("affine", [(True, True), (False, False), (False, True)])
+def test_functional_layer_norm_exports(tmp_path, opset, affine):
+    # F.layer_norm is one "layer_norm" op on cpu: LayerNormalization from opset 17 where it
+    # has a weight, the composite's operators otherwise
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(pyburn.rand(3, 4, device=DEV) + 0.5) if affine[0] else None
+            self.b = nn.Parameter(pyburn.randn(3, 4, device=DEV)) if affine[1] else None
+
+        def forward(self, x):
+            return F.layer_norm(x * 3.0, (3, 4), self.w, self.b, eps=1e-3)
+
+    pyburn.manual_seed(13)
+    proto = check(Model(), pyburn.randn(2, 3, 4, device=DEV), tmp_path,
+                  [(pyburn.randn(5, 3, 4, device=DEV),)], dynamic_axes={"input": [0]},
+                  opset=opset)
+    assert ("LayerNormalization" in ops(proto)) == (opset >= 17 and affine[0])
+
+
 @pytest.mark.skipif(pyburn.backends.wgpu.unavailable_reason() is not None, reason="no wgpu")
 def test_fused_wgpu_softmax_and_layer_norm_export(tmp_path):
     # on wgpu F.layer_norm and F.log_softmax run as fused kernels, traced as such
