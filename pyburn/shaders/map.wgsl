@@ -8,18 +8,23 @@
 // them. On llvmpipe, where every invocation pays for its setup and every load for its
 // bounds check, that is most of the cost of a long fused chain.
 //
+// A fused kernel may store some of its intermediate values too (values that something else
+// holds): each goes to an output of its own, `out1`, `out2`, ..., at the same point.
+//
 // Placeholders
 //   workgroup, unroll  invocations per workgroup, points per invocation
 //   out_type           stored element type of `out`
-//   inputs             declarations of the inputs, `in1` at binding 2, `in2` at binding 3, ...
+//   inputs             declarations of the other buffers, operand k at binding k + 1: the
+//                      other outputs `out1`, ..., then the inputs `in<k>`
 //   at                 the body of `at(i, k)` (general, or the one-dim form: no division)
 //   uniforms           statements loading the inputs that are the same at every point
 //   loads              statements reading the others at point i (`let a = in1[at(i, 1)];`),
-//                      then the statements computing intermediate values
+//                      then the statements computing intermediate values, then the stores
+//                      to the other outputs (`out1[at(i, 1)] = lv3;`)
 //   value              the element stored to out[...], from the loaded values
 //
-// info: [n points, rank, shape[rank], then per operand k (0 = out, 1.. = inputs):
-//        offset, strides[rank]]
+// info: [n points, rank, shape[rank], then per operand k (0 = out, then the other outputs,
+//        then the inputs): offset, strides[rank]]
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;

@@ -273,14 +273,30 @@ def test_a_product_that_is_also_read_is_stored_by_the_fused_kernel(fused):
     agree(out.numpy(), F.relu(w["a"] @ w["b"] + w["bias"]).numpy(), 2e-5)
 
 
-def test_a_held_intermediate_of_the_epilogue_reuses_the_kept_product(fused):
+def test_a_held_intermediate_of_the_epilogue_is_stored_by_the_fused_kernel(fused):
     v = inputs(fused)
     pre = v["a"] @ v["b"] + v["bias"]
     out = F.relu(pre)
     assert dispatches(out) == 1
-    assert dispatches(pre) == 1  # an elementwise kernel over the kept product: no matmul
+    assert dispatches(pre) == 0  # an output of the matmul kernel too
     w = inputs("cpu")
     agree(pre.numpy(), (w["a"] @ w["b"] + w["bias"]).numpy(), 2e-5)
+    agree(out.numpy(), F.relu(w["a"] @ w["b"] + w["bias"]).numpy(), 2e-5)
+
+
+def test_held_intermediates_of_a_reduction_epilogue_are_stored_whole_and_in_segments(fused):
+    rng = np.random.default_rng(3)
+    for rows in (30, 3000):  # one kernel; a first pass and a merge storing them
+        a = rng.normal(size=(rows, 300)).astype(np.float32)
+        x = pyburn.tensor(a, device=fused)
+        mean = x.mean(0)
+        scaled = mean * 3.0 + 1.0
+        out = scaled.exp()
+        assert dispatches(out) == (1 if rows == 30 else 2)
+        assert dispatches(mean, scaled) == 0
+        want = a.astype(np.float64).mean(0)
+        for got, expected in ((mean, want), (scaled, want * 3 + 1), (out, np.exp(want * 3 + 1))):
+            np.testing.assert_allclose(got.numpy(), expected, rtol=2e-5, atol=2e-6)
 
 
 def test_a_reduction_result_that_is_also_read_is_stored(fused):

@@ -287,8 +287,7 @@ def test_a_producer_also_read_is_stored_by_a_reduction_by_columns(fused, target,
 def tiny(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """A form of the backend with bindings of at most 4 KiB, 4 workgroups per grid dim and
     loops of a few dozen iterations: columns are cut into pieces to bind and into many
-    segments, merged in several passes. (Kept rows of at most 512 elements: two of them
-    must fit a binding, for the merge to bind more than one partial result per column.)"""
+    segments, merged in several passes."""
     runtime = pyburn.device(request.param).backend.runtime
     monkeypatch.setattr(runtime, "limits", dataclasses.replace(
         runtime.limits, max_storage_buffer_binding_size=4096, max_workgroups_per_dimension=4))
@@ -312,3 +311,38 @@ def test_columns_within_tiny_limits(tiny, target, layouts):
     np.testing.assert_array_equal(y.amin((0, 2)).numpy(), b.min((0, 2)))
     np.testing.assert_array_equal(y.argmax(1).numpy(), b.argmax(1))
     assert layouts.count(COLUMNS) >= 5
+
+
+def test_rows_longer_than_a_binding_merge_in_one_pass(tiny, layouts):
+    """Rows of kept points longer than a binding (the 4 KiB of `tiny`: 1,024 float32): the
+    first pass is cut along the reduced dims as well as the kept ones, so the partial
+    results do not fit a binding either; the merge reads each kept point's partial results
+    one after the other, and is one pass (it used to cut them along the slots again, and
+    recurse for ever)."""
+    rng = np.random.default_rng(8)
+    arrays = {"x": rng.normal(size=(5, 2000)), "y": rng.uniform(0.5, 2, size=(5, 2000)),
+              "row": rng.uniform(1, 2, size=(1, 2000)), "z": rng.normal(size=(3, 4, 900))}
+    v = {k: pyburn.tensor(a.astype(np.float32), device=tiny) for k, a in arrays.items()}
+    w = {k: v[k].numpy().astype(np.float64) for k in arrays}
+    np.testing.assert_allclose(v["x"].sum(0).numpy(), w["x"].sum(0), rtol=2e-5, atol=1e-5)
+    assert len(layouts) == 2  # the pieces, and one merge
+    # producers, a kept source, and an epilogue with an input, the anchor and a step of the
+    # epilogue kept
+    p = v["x"] * v["y"]
+    s = p.sum(0, keepdim=True)
+    mid = s * 0.5 + v["row"]
+    out = mid.abs().sqrt()
+    want = w["x"] * w["y"]
+    want_mid = want.sum(0, keepdims=True) * 0.5 + w["row"]
+    np.testing.assert_allclose(out.numpy(), np.sqrt(np.abs(want_mid)), rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(mid.numpy(), want_mid, rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(s.numpy(), want.sum(0, keepdims=True), rtol=2e-5, atol=1e-5)
+    np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
+    a = arrays["x"].astype(np.float32)
+    np.testing.assert_array_equal(v["x"].amax(0).numpy(), a.max(0))
+    np.testing.assert_array_equal(v["x"].argmin(0).numpy(), a.argmin(0))
+    np.testing.assert_array_equal((v["x"] > 1.5).any(0).numpy(), (a > 1.5).any(0))
+    np.testing.assert_allclose((v["y"] * 0.1 + 0.95).prod(0).numpy(),
+                               (w["y"] * 0.1 + 0.95).prod(0), rtol=1e-5)
+    np.testing.assert_allclose(v["z"].mean((0, 1)).numpy(), w["z"].mean((0, 1)), rtol=2e-5,
+                               atol=1e-5)

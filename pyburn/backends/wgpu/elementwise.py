@@ -64,16 +64,25 @@ class Epilogue:
     """What a reduction or matmul kernel does with its result (the variable `ANCHOR`,
     rounded as storing it would round it): computes `fragment` at every point of the
     result's space and stores it into the view `out`; also stores the result itself into
-    `keep` when given (something else needs it)."""
+    `keep` when given (something else needs it), and each (view, value) of `also`: values
+    the fragment computes on the way that something else needs too (WGSL of the stored
+    element over the fragment's names). The reduction and matmul kernels and
+    `apply_epilogue` store them; the convolution kernels take no `also`."""
 
     fragment: Fragment
     out: GpuTensor
     keep: GpuTensor | None = None
+    also: tuple[tuple[GpuTensor, str], ...] = ()
 
     @classmethod
     def plain(cls, out: GpuTensor) -> Epilogue:
         """Store the result into `out` as it is."""
         return cls(Fragment(), out)
+
+    def outputs(self) -> list[tuple[GpuTensor, str]]:
+        """What it stores besides `out`, as (view, stored value): `keep`, then `also`."""
+        kept = [(self.keep, self.keep.kind.store(ANCHOR))] if self.keep is not None else []
+        return kept + list(self.also)
 
 
 def declare(binding: int, name: str, element: str, writable: bool = False) -> str:
@@ -99,14 +108,21 @@ _AT_CONTIGUOUS = "    return info[3 + 2 * k] + i;"
 
 
 def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
-               body: str = "") -> None:
+               body: str = "", also: Sequence[tuple[GpuTensor, str]] = ()) -> None:
     """Store `value` (WGSL over the inputs' names) into every element of the view `out`;
     `body` holds statements run between the loads and the store (fused kernels compute
-    their intermediate values there)."""
-    dims, strides = coalesce(out.shape, [out.strides, *(r.operand.strides for r in inputs)])
-    operands = {1: Operand(out.storage, out.offset, strides[0], out.kind.itemsize)}
-    decls, uniforms, loads = [], [], []
-    for k, (read, st) in enumerate(zip(inputs, strides[1:]), start=1):
+    their intermediate values there), and `also` more (view, value) pairs of the same shape
+    to store at every point (a fused kernel's intermediate values that are needed too)."""
+    dims, strides = coalesce(out.shape, [t.strides for t in (out, *(t for t, _ in also))]
+                             + [r.operand.strides for r in inputs])
+    outputs = len(also) + 1
+    operands = {k + 1: Operand(t.storage, t.offset, st, t.kind.itemsize)
+                for k, (t, st) in enumerate(zip((out, *(t for t, _ in also)), strides))}
+    decls = [declare(k + 1, f"out{k}", t.kind.storage, writable=True)
+             for k, (t, _) in enumerate(also, start=1)]
+    stores = [f"out{k}[at(i, {k})] = {v};" for k, (_, v) in enumerate(also, start=1)]
+    uniforms, loads = [], []
+    for k, (read, st) in enumerate(zip(inputs, strides[outputs:]), start=outputs):
         operands[k + 1] = replace(read.operand, strides=st)
         decls.append(declare(k + 1, f"in{k}", read.element))
         # the same element at every point: loaded once per invocation
@@ -120,7 +136,7 @@ def launch_map(gpu: Gpu, out: GpuTensor, inputs: Sequence[Read], value: str,
     source = render("map", workgroup=WORKGROUP, unroll=UNROLL, out_type=out.kind.storage,
                     inputs="\n".join(decls), at=at,
                     uniforms=indent("\n".join(uniforms), 4),
-                    loads=indent("\n".join([*loads, body]), 12), value=value)
+                    loads=indent("\n".join([*loads, body, *stores]), 12), value=value)
 
     def meta(box) -> list[int]:
         return [box.size, len(dims), *box.extents,
@@ -136,7 +152,7 @@ def apply_epilogue(gpu: Gpu, tail: Epilogue, result: GpuTensor) -> GpuTensor:
     if tail.keep is not None:
         copy_into(gpu, tail.keep, result)
     launch_map(gpu, tail.out, [Read.of(ANCHOR, result), *tail.fragment.reads],
-               tail.out.kind.store(tail.fragment.value), tail.fragment.body)
+               tail.out.kind.store(tail.fragment.value), tail.fragment.body, tail.also)
     return tail.out
 
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ...dtypes import DType
@@ -201,7 +202,8 @@ def coalesce(shape: Shape, strides: Sequence[Shape]) -> tuple[Shape, list[Shape]
 
 
 class MetaCache:
-    """Kernel metadata buffers by content, least recently used dropped past `capacity`."""
+    """Small read-only buffers by content (kernel metadata, fused kernels' tables of
+    constants), least recently used dropped past `capacity`."""
 
     def __init__(self, pool: BufferPool, capacity: int = 4096):
         self.pool = pool
@@ -209,18 +211,35 @@ class MetaCache:
         self._buffers: OrderedDict[bytes, Storage] = OrderedDict()
         self._lock = threading.Lock()
 
-    def binding(self, values: Sequence[int]) -> Binding:
-        """A binding of a buffer holding `values` as int32."""
-        data = array("i", values).tobytes()
+    def storage(self, data: bytes) -> Storage:
+        """A storage holding `data` (a multiple of 4 bytes)."""
         with self._lock:
-            storage = self._buffers.get(data)
-            if storage is None:
-                storage = self._buffers[data] = self.pool.upload(data)
+            found = self._buffers.get(data)
+            if found is None:
+                found = self._buffers[data] = self.pool.upload(data)
                 if len(self._buffers) > self.capacity:
                     self._buffers.popitem(last=False)
             else:
                 self._buffers.move_to_end(data)
-        return storage.buffer, 0, len(data)
+        return found
+
+    def binding(self, values: Sequence[int]) -> Binding:
+        """A binding of a buffer holding `values` as int32."""
+        data = array("i", values).tobytes()
+        return self.storage(data).buffer, 0, len(data)
+
+
+#: the element each `ScalarCache` storage holds, as (dtype, stored bytes), for as long as the
+#: storage lives (weakly: the cache may have dropped it while tensors still read it)
+_SCALARS: weakref.WeakKeyDictionary[Storage, tuple[DType, bytes]] = weakref.WeakKeyDictionary()
+
+
+def scalar_of(t: GpuTensor) -> bytes | None:
+    """The stored element (one word: `creation.scalar_bytes`) that `t` reads at every point,
+    when it is a view of a `ScalarCache` storage (a `full`, a Python number in a tensor
+    expression): a value known here without reading the GPU. None otherwise."""
+    found = _SCALARS.get(t.storage)
+    return found[1] if found is not None and found[0] is t.dtype else None
 
 
 class ScalarCache:
@@ -240,6 +259,7 @@ class ScalarCache:
             found = self._stored.get(key)
             if found is None:
                 found = self._stored[key] = self.pool.upload(data)
+                _SCALARS[found] = (dtype, data)
                 if len(self._stored) > self.capacity:
                     self._stored.popitem(last=False)
             else:
@@ -279,6 +299,16 @@ class Gpu:
         cut = range(len(space)) if splittable is None else splittable
         return boxes(space, operands, cut, limits.max_storage_buffer_binding_size,
                      limits.min_storage_buffer_offset_alignment, looped, loop_limit)
+
+    def launches_within(self, box: Box, operands: dict[int, Operand],
+                        splittable: Sequence[int]) -> list[Box]:
+        """`launches` over `box` only, cutting it further along `splittable` dims where
+        `operands` (over the whole space) do not fit it."""
+        shifted = {k: replace(op, offset=op.offset + sum(s * st for s, st in
+                                                          zip(box.starts, op.strides)))
+                   for k, op in operands.items()}
+        return [replace(sub, starts=tuple(a + b for a, b in zip(box.starts, sub.starts)))
+                for sub in self.launches(box.extents, shifted, splittable)]
 
     def place(self, operand: Operand, starts: Shape, extents: Shape) -> Placed:
         """`operand` placed for the box (`starts`, `extents`), which must fit the limit."""

@@ -65,24 +65,28 @@ def _along(t: GpuTensor, dim: int, start: int, stop: int) -> GpuTensor:
 
 def _epilogue(tail: Epilogue, anchor: str, first: int) -> tuple[list[str], list[str], list[str]]:
     """(declarations, statements before the store loop, statements at point (r, c)) of the
-    blocked kernel's epilogue, whose operands are bound from `first` on (operand k at binding
-    k + 1); `anchor` is the product in the compute type."""
-    decls, bases, point = [], [], [f"let {ANCHOR} = {anchor};"]
-    buffers = ([("kept", tail.keep.kind.storage, None)] if tail.keep is not None else []) + [
-        (f"epi{j}", r.element, r) for j, r in enumerate(tail.fragment.reads)]
-    for k, (name, element, read) in enumerate(buffers, start=first):
+    blocked kernel's epilogue, whose operands (its outputs, then its reads) are bound from
+    `first` on (operand k at binding k + 1); `anchor` is the product in the compute type."""
+    decls, bases, point, stores = [], [], [f"let {ANCHOR} = {anchor};"], []
+    outputs = tail.outputs()
+    # (name, element type, the read, or None for an output with its stored value)
+    buffers = [(f"kept{j}", t.kind.storage, None, value)
+               for j, (t, value) in enumerate(outputs)]
+    buffers += [(f"epi{j}", r.element, r, "") for j, r in enumerate(tail.fragment.reads)]
+    for k, (name, element, read, value) in enumerate(buffers, start=first):
         decls.append(declare(k + 1, name, element, read is None))
         bases += [f"let base{k} = pb_matmul_base(batch, {k});",
                   f"let rows{k} = pb_matmul_stride({k}, 0);",
                   f"let cols{k} = pb_matmul_stride({k}, 1);"]
         at = f"base{k} + r * rows{k} + c * cols{k}"
-        if read is None:
-            point.append(f"kept[{at}] = {tail.keep.kind.store(ANCHOR)};")
+        if read is None:  # (after the fragment, which computes the values)
+            stores.append(f"{name}[{at}] = {value};")
         elif any(read.operand.strides[-3:-1]):
             point.append(f"let {read.name} = {read.load.format(buf=name, at=at)};")
         else:  # the same at every point of the tile (a scalar): loaded once
             bases.append(f"let {read.name} = {read.load.format(buf=name, at=f'base{k}')};")
-    point += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
+    point += [tail.fragment.body, *stores,
+              f"let result = {tail.out.kind.store(tail.fragment.value)};"]
     return decls, bases, point
 
 
@@ -114,8 +118,8 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str | None = None,
         copy_into(gpu, out, full(gpu, out.shape, 0, out.dtype))
         return out
     tail = tail if tail is not None else Epilogue.plain(out)
-    extra = ([Operand.of(tail.keep)] if tail.keep is not None else []) + [
-        r.operand for r in tail.fragment.reads]
+    outputs = tail.outputs()
+    extra = [Operand.of(t) for t, _ in outputs] + [r.operand for r in tail.fragment.reads]
     nb = len(batch)
     bshape, (ba, bb, bo, *be) = coalesce(
         tuple(batch), [a.strides[:nb], b.strides[:nb], out.strides[:nb],
@@ -138,7 +142,7 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str | None = None,
     else:
         fragment = replace(tail.fragment, reads=tuple(
             replace(r, operand=operands[key]) for key, r in
-            enumerate(tail.fragment.reads, start=4 + (tail.keep is not None))))
+            enumerate(tail.fragment.reads, start=4 + len(outputs))))
         decls, bases, point = _epilogue(replace(tail, fragment=fragment),
                                         kind.load(kind.store(spec.anchor)), 3)
         source = render(spec.kernel, workgroup=spec.workgroup, element=kind.storage,

@@ -20,7 +20,8 @@ device.
 A reduction whose reduced dims are too large to bind at once, or to loop over within
 llvmpipe's loop limit (``launch.boxes`` splits them), writes one partial result per piece,
 then reduces the partials, applying the epilogue there: sum, prod, max, min, any and all are
-associative.
+associative. Partial results too many to bind at once are laid out with each kept point's
+next to each other, so that the merge is cut along the kept dims only, and is one pass.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .elementwise import (
     Epilogue,
     Fragment,
     Read,
+    apply_epilogue,
     binary,
     cast,
     copy_into,
@@ -133,14 +135,18 @@ def _anchor(op: str, result: Kind) -> str:
 class _Buffer:
     """One buffer of a reduction kernel: its operand over the kernel's space, WGSL name and
     element type, its role ("out"; "kept_source", the source stored as it is read;
-    "source", a source input; "keep", the result stored besides out; "epilogue", an input
-    of the epilogue) and, for inputs, the `Read` it comes from."""
+    "source", a source input; "keep", a value the epilogue stores besides out, `value`;
+    "epilogue", an input of the epilogue) and, for inputs, the `Read` it comes from; and
+    the epilogue's read of the same operand, when a source input is one (a fused kernel's
+    table of constants): bound once, as `shared`."""
 
     operand: Operand
     name: str
     element: str
     role: str
     read: Read | None = None
+    shared: Read | None = None
+    value: str = ""
 
 
 def _over_input(operand: Operand, axes: tuple[int, ...]) -> Operand:
@@ -158,13 +164,19 @@ def _buffers(source: Fragment, axes: tuple[int, ...], tail: Epilogue,
     if keep_source is not None:
         found.append(_Buffer(Operand.of(keep_source), "kept_source", keep_source.kind.storage,
                              "kept_source"))
-    found += [_Buffer(r.operand, f"src{j}", r.element, "source", r)
-              for j, r in enumerate(source.reads)]
-    if tail.keep is not None:
-        found.append(_Buffer(_over_input(Operand.of(tail.keep), axes), "kept",
-                             tail.keep.kind.storage, "keep"))
-    found += [_Buffer(_over_input(r.operand, axes), f"epi{j}", r.element, "epilogue", r)
-              for j, r in enumerate(tail.fragment.reads)]
+    sources = [_Buffer(r.operand, f"src{j}", r.element, "source", r)
+               for j, r in enumerate(source.reads)]
+    found += sources
+    found += [_Buffer(_over_input(Operand.of(t), axes), f"kept{j}", t.kind.storage, "keep",
+                      value=value) for j, (t, value) in enumerate(tail.outputs())]
+    for j, r in enumerate(tail.fragment.reads):
+        operand = _over_input(r.operand, axes)
+        same = next((b for b in sources if b.operand == operand and b.element == r.element),
+                    None)
+        if same is not None:
+            same.shared = r
+        else:
+            found.append(_Buffer(operand, f"epi{j}", r.element, "epilogue", r))
     return found
 
 
@@ -187,7 +199,7 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
     """The text of the kernel over `buffers` (their strides coalesced, the last `nr` over
     the reduced dims), `threads` invocations to a group (1: the layout by columns)."""
     acc, identity, value, combine = _combine(op, kind, source.value)
-    decls, bases, hoisted, loads, kept = [], [], [], [], ""
+    decls, bases, hoisted, loads, kept, stores = [], [], [], [], "", []
     finish = [f"let {ANCHOR} = {_anchor(op, kind_of(result_dtype(op, kind.dtype)))};"]
     for k, b in enumerate(buffers, start=1):
         if k > 1:
@@ -207,12 +219,16 @@ def _kernel(op: str, source: Fragment, kind: Kind, tail: Epilogue, buffers: list
             else:  # an input that is the same across the group is loaded once
                 (loads if " + r" in at else hoisted).append(
                     f"let {b.read.name} = {b.read.load.format(buf=b.name, at=at)};")
-        elif b.role == "keep":
-            finish.append(f"kept[group_at(g, {k})] = {tail.keep.kind.store(ANCHOR)};")
+            if b.shared is not None:
+                finish.append(f"let {b.shared.name} = "
+                              f"{b.shared.load.format(buf=b.name, at=f'group_at(g, {k})')};")
+        elif b.role == "keep":  # (after the epilogue, which computes the values)
+            stores.append(f"{b.name}[group_at(g, {k})] = {b.value};")
         elif b.role == "epilogue":
             finish.append(f"let {b.read.name} = "
                           f"{b.read.load.format(buf=b.name, at=f'group_at(g, {k})')};")
-    finish += [tail.fragment.body, f"let result = {tail.out.kind.store(tail.fragment.value)};"]
+    finish += [tail.fragment.body, *stores,
+               f"let result = {tail.out.kind.store(tail.fragment.value)};"]
     return render("reduce", workgroup=WORKGROUP, threads=threads,
                   out_type=tail.out.kind.storage, bindings="\n".join(decls), acc=acc,
                   identity=identity, combine=combine,
@@ -306,39 +322,50 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
         return True
     # In pieces (bound apart) and segments: each writes its partial results to a slot of its
     # own, then the slots are reduced, and the epilogue applied, by a reduction over the
-    # space (slots, kept dims).
+    # slots. Slots come first, (slots, kept dims), so that neighbouring kept points' partial
+    # results are neighbours, where they fit one binding. Where they do not, a merge reading
+    # its slots a row of kept points apart would be cut along the slots just as this pass
+    # was cut along the reduced dims, and its merge again, for ever (a sum(0) of rows longer
+    # than a binding); slots last, (kept dims, slots), a merge reads each kept point's slots
+    # one after the other and is cut along the kept dims alone, so it is one pass.
     partial = result_dtype(op, dtype)
-    partials = gpu.empty((len(pieces) * most,) + kshape, partial)
-    step = partials.strides[0]
+    slots = len(pieces) * most
+    itemsize = kind_of(partial).itemsize
+    last = slots * groups * itemsize > gpu.runtime.limits.max_storage_buffer_binding_size
+    partials = gpu.empty(kshape + (slots,) if last else (slots,) + kshape, partial)
+    step = partials.strides[-1 if last else 0]
+    kept_strides = partials.strides[:nk] if last else partials.strides[1:]
     if len(pieces) > 1 or any(segments(box) < most for box in boxes):
         # a slot that no piece writes for some kept sub-box keeps the identity
         copy_into(gpu, partials, full(gpu, partials.shape, _identity(op, partial), partial))
-    first = [b for b in buffers if b.role in ("out", "kept_source", "source")]
-    first_text = _kernel(op, source, kind, Epilogue.plain(partials), first, nr, threads)
+    first_buffers = [replace(b, shared=None) for b in buffers
+                     if b.role in ("out", "kept_source", "source")]
+    first_text = _kernel(op, source, kind, Epilogue.plain(partials), first_buffers, nr, threads)
+    first = {k: b.operand for k, b in enumerate(first_buffers, start=1)}
     for box in boxes:
-        slot = Operand(partials.storage, pieces.index(box.starts[nk:]) * most * step,
-                       partials.strides[1:] + (0,) * nr, partials.kind.itemsize,
-                       tail=(most - 1) * step)
-        placed = {k: box.operands[k] for k in range(1, len(first) + 1)}
-        placed[1] = gpu.place(slot, box.starts, box.extents)
-        box = replace(box, operands=placed)
-        gpu.dispatch(first_text, box, info(box, len(first), step), work(box))
+        first[1] = Operand(partials.storage, pieces.index(box.starts[nk:]) * most * step,
+                           kept_strides + (0,) * nr, itemsize, tail=(most - 1) * step)
+        # (a piece's slots may span more than its kept points did: cut along those)
+        for part in gpu.launches_within(box, first, range(nk)):
+            gpu.dispatch(first_text, part, info(part, len(first), step), work(part))
 
-    def merged(b: _Buffer) -> Operand:  # b's operand over the space (pieces, kept dims)
-        return replace(b.operand, strides=(0,) + b.operand.strides[:nk])
+    def merged(b: _Buffer) -> Operand:  # b's operand over the merge's space
+        kept_only = b.operand.strides[:nk]
+        return replace(b.operand, strides=kept_only + (0,) if last else (0,) + kept_only)
 
     def view(t: GpuTensor, b: _Buffer) -> GpuTensor:
-        return t.view((1,) + kshape, merged(b).strides, t.offset)
+        return t.view(kshape + (1,) if last else (1,) + kshape, merged(b).strides, t.offset)
 
-    by_role = {b.role: b for b in buffers}
-    epilogue_reads = [b for b in buffers if b.role == "epilogue"]
+    epilogue_reads = [(b, b.read if b.role == "epilogue" else b.shared) for b in buffers
+                      if b.role == "epilogue" or b.shared is not None]
+    stored = [(view(t, b), value) for b, (t, value) in
+              zip([b for b in buffers if b.role == "keep"], tail.outputs())]
     merge = Epilogue(
-        replace(tail.fragment, reads=tuple(replace(b.read, operand=merged(b))
-                                           for b in epilogue_reads)),
-        view(tail.out, by_role["out"]),
-        view(tail.keep, by_role["keep"]) if tail.keep is not None else None)
+        replace(tail.fragment, reads=tuple(replace(read, operand=merged(b))
+                                           for b, read in epilogue_reads)),
+        view(tail.out, buffers[0]), also=tuple(stored))
     return run(gpu, op, Fragment((Read.of("x", partials),), "", "x"), partials.shape, partial,
-               (0,), merge)
+               (nk if last else 0,), merge)
 
 
 def reduce(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
@@ -377,10 +404,7 @@ def reduce_fused(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType
         best = best.view(tail.out.shape, (0,) * len(shape), best.offset)
     else:
         best = _arg_by_value(gpu, op, x, axes[0])
-    if tail.keep is not None:
-        copy_into(gpu, tail.keep, best)
-    launch_map(gpu, tail.out, [Read.of(ANCHOR, best), *tail.fragment.reads],
-               tail.out.kind.store(tail.fragment.value), tail.fragment.body)
+    apply_epilogue(gpu, tail, best)
 
 
 def arg_reduce(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:

@@ -37,7 +37,16 @@ from ..handle import GpuTensor
 from ..reduce import result_dtype
 from . import codegen
 from .codegen import STATS, FusionStats
-from .lazy import ANCHORS, VIEWS, Handle, LazyTensor, Node, unit_strides, view_strides
+from .lazy import (
+    ANCHORS,
+    CONSTANTS,
+    VIEWS,
+    Handle,
+    LazyTensor,
+    Node,
+    unit_strides,
+    view_strides,
+)
 
 #: most steps one fused kernel computes; a longer chain is cut into several kernels
 MAX_STEPS = 64
@@ -57,12 +66,16 @@ class FusionBackend(Capabilities, Backend):
         # "fusion": results may differ from an unfused run in the last bit (a fused kernel
         # lets the shader compiler contract a * b + c into one rounding)
         self.caps = inner.caps | {"fusion"}
-        # binding 0 is the metadata, binding 1 the output, and one more may keep a value
-        # that something else needs (see codegen)
-        self.max_reads = inner.runtime.limits.max_storage_buffers_per_shader_stage - 3
 
     def __repr__(self) -> str:
         return f"FusionBackend({self.inner!r})"
+
+    @property
+    def max_reads(self) -> int:
+        """The most distinct reads a recorded graph may make (`Node.reads`: an input each,
+        one for all the constants): binding 0 is the metadata, binding 1 the output, and one
+        more may keep a value that something else needs (see codegen)."""
+        return self.runtime.limits.max_storage_buffers_per_shader_stage - 3
 
     @property
     def gpu(self):
@@ -108,8 +121,11 @@ class FusionBackend(Capabilities, Backend):
         if kind in VIEWS:
             reads = frozenset(_view_key(key, kind, args[0].shape, shape) for key in reads)
         elif kind in ANCHORS:  # what the anchor reads is in its own space
+            # (but a reduction's producers read their constants from the kernel's one table;
+            # a product's operands are bound, constants or not)
             tag = next(_ANCHOR_IDS)
-            reads = frozenset((tag, key) for key in reads)
+            shared = CONSTANTS if kind in ("reduce", "arg_reduce") else None
+            reads = frozenset(key if key == shared else (tag, key) for key in reads)
         t = LazyTensor(shape, dtype, node=Node(kind, op, args, steps, reads, axes, params))
         for a in set(args):
             if a.pending:

@@ -16,17 +16,23 @@ read in the reshaped space. Each is computed, then the plan is made again.
 Every ready tensor the walk reaches is a kernel input, read through its strides in the
 kernel's iteration space: each view between it and the root (`lazy.VIEWS`) turns the
 strides (an expand zeroes the broadcast dims'; a reshape re-reads them in the new shape),
-so views inside the graph stay views. Each step becomes one WGSL statement computing its
-value in the compute type of its dtype (`kinds`); the value is then rounded as the stored
-dtype would round it (float16, uint8, bool), so a fused graph gives what the same ops give
-one kernel at a time: exactly for integers and bools, and for floats up to what a shader
-compiler may do inside one kernel (contracting a multiply and an add into one rounding).
+so views inside the graph stay views; a ready tensor that is a scalar the host knows (a
+Python number in the expression) is a word of the kernel's one table of constants instead
+(`constants`), so that all of them take one binding. Each step becomes one WGSL statement
+computing its value in the compute type of its dtype (`kinds`); the value is then rounded as
+the stored dtype would round it (float16, uint8, bool), so a fused graph gives what the
+same ops give one kernel at a time: exactly for integers and bools, and for floats up to
+what a shader compiler may do inside one kernel (contracting a multiply and an add into one
+rounding).
 
 Besides the root, an anchored kernel stores what something outside it may still ask for
 (`LazyTensor.needed_outside`), so that nothing costly is ever computed twice: a
 reduction's input (as it reads it) and the anchor's result (the steps above it are cheap to
-compute again from it, the anchor is not). Elementwise intermediates are never stored: a
-step shared with another pending tensor is computed again by that tensor's kernel.
+compute again from it, the anchor is not). An elementwise step that a live handle holds
+(an optimizer's moments, a tensor autodiff saved) is stored too, as an output of its own,
+when it is in the root's iteration space (`_held_stored`); otherwise it gets a kernel of its
+own first (`_held_first`). Other intermediates are never stored: a step shared with another
+pending tensor is computed again by that tensor's kernel.
 
 The *signature* of a kernel is its structure: step kinds, op names, dtypes, which inputs
 are the same read, the anchor's kind, what it stores. Values, shapes and strides are not in
@@ -38,7 +44,7 @@ compiles it once.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ....dtypes import bool_
@@ -50,6 +56,8 @@ from ..kinds import Kind, kind_of
 from ..launch import Gpu, Operand
 from ..matmul import matmul
 from ..reduce import reduce_fused
+from . import constants
+from .constants import Table
 from .lazy import (
     ANCHORS,
     VIEWS,
@@ -136,6 +144,8 @@ class _Walk:
         self.anchor = anchor
         self.reads: list[tuple[GpuTensor, Shape]] = []
         self.read_index: dict[tuple, int] = {}
+        #: the table words of the constants read (`constants`), one per leaf
+        self.constants: list[bytes] = []
         self.lines: list[str] = []
         self.signature: list[tuple] = []
         self.done: dict[tuple, str] = {}
@@ -192,6 +202,11 @@ class _Walk:
         return self.done[_key(root, ())]
 
     def _read(self, value: GpuTensor, chain: Chain) -> str:
+        word = constants.word(value)
+        if word is not None:  # one word of the kernel's table, whatever the views
+            self.constants.append(word)
+            self.signature.append(("const", value.dtype.name))
+            return constants.value(value.kind, f"{self.prefix}k[{len(self.constants) - 1}]")
         strides = value.strides
         for kind, below, above, arg in chain:
             strides = view_strides(kind, below, above, strides)
@@ -209,12 +224,17 @@ class _Walk:
             self.signature.append(("in", value.dtype.name))
         return f"{self.prefix}{k}"
 
-    def fragment(self, value: str, body: str, space: Shape | None = None) -> Fragment:
+    def fragment(self, value: str, body: str, table: Table | None, first: int = 0,
+                 space: Shape | None = None) -> Fragment:
         """The walk's reads with `body` (its statements, from the cache) and `value` as a
         `Fragment` whose reads are over `space` (the root's shape unless given: one with
         the same elements in row-major order, each read's strides re-read in it, which the
-        caller has checked they can be)."""
+        caller has checked they can be); its constants are words ``first ..`` of
+        `table`."""
         reads = []
+        if self.constants:
+            reads.append(table.read(f"{self.prefix}k", first, len(self.constants),
+                                    len(space or self.shape)))
         for k, (v, strides) in enumerate(self.reads):
             if space is not None:
                 strides = reshape_strides(self.shape, strides, space)
@@ -227,6 +247,11 @@ class _Walk:
     def body(self) -> str:
         """The statements."""
         return "\n".join(self.lines)
+
+    @property
+    def bindings(self) -> int:
+        """The buffers its reads take: one per input, one for all its constants."""
+        return len(self.reads) + bool(self.constants)
 
 
 def _choose_anchor(root: LazyTensor) -> LazyTensor | None:
@@ -287,10 +312,26 @@ def _count(hit: bool, *walks: _Walk) -> None:
             STATS.cache_misses += 1
 
 
+def _held(t: LazyTensor) -> bool:
+    """Whether a live handle holds `t` (a tensor of the user's, of autodiff's, of an
+    optimizer's state)."""
+    return t.handle is not None and t.handle() is not None
+
+
+def _held_stored(walk: _Walk, root: LazyTensor,
+                 among: Iterable[LazyTensor]) -> list[LazyTensor]:
+    """The steps of `walk` `among` those given, other than its root, that a live handle holds
+    and that are in the root's iteration space (reached without a view: an expand or a
+    reshape in between would give them fewer points than the kernel has), in the order the
+    walk computed them: the kernel stores them too, as outputs of their own."""
+    found = {id(t): t for t in among if t is not root and _held(t) and (id(t), ()) in walk.done}
+    return list(found.values())
+
+
 def _held_first(walk: _Walk, skip: tuple[LazyTensor, ...]) -> None:
-    """Raise `_First` for a step of `walk` that a live handle holds (a tensor of the user's,
-    of autodiff's, of an optimizer's state), other than those in `skip` (the root, and what
-    the kernel stores itself): it gets a kernel of its own, and this one reads it.
+    """Raise `_First` for a step of `walk` that a live handle holds, other than those in
+    `skip` (the root, and what the kernel stores itself): it gets a kernel of its own, and
+    this one reads it.
 
     Recomputing it here instead would leave it pending, and a value carried from one
     iteration to the next (an optimizer's moments, a running mean) would grow its graph by
@@ -298,8 +339,10 @@ def _held_first(walk: _Walk, skip: tuple[LazyTensor, ...]) -> None:
     buffers of every earlier iteration held. A held view is computed through its argument.
     """
     skipped = {id(t) for t in skip}
-    for t in walk.inside.values():
-        if id(t) in skipped or t.handle is None or t.handle() is None:
+    # the last computed first: a held step that holds others inside it (a parameter's
+    # update, its moments) is computed first, by a kernel that stores them too
+    for t in reversed(walk.inside.values()):
+        if id(t) in skipped or not _held(t):
             continue
         while t.node is not None and t.node.kind in VIEWS:
             t = t.node.args[0]
@@ -314,34 +357,54 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     if anchor is None:
         walk = _Walk(root.shape, "l")
         value = walk.visit(root)
-        _held_first(walk, (root,))
-        if len(walk.reads) + 2 > limit:  # metadata, out, inputs
-            raise _First(_largest_pending(root))
-        return lambda: _launch_map(gpu, root, walk, value)
+        stored = _held_stored(walk, root, walk.inside.values())
+        _held_first(walk, (root, *stored))
+        _fits(stored, limit - 2 - walk.bindings, lambda: _largest_pending(root))  # meta, out
+        return lambda: _launch_map(gpu, root, walk, value, stored)
     epilogue = _Walk(root.shape, "e", anchor)
     value = epilogue.visit(root)
     for _, strides in epilogue.reads:
         if reshape_strides(root.shape, strides, anchor.shape) is None:
             raise _First(anchor)  # read in the root's space only: the anchor becomes a read
-    _held_first(epilogue, (root, anchor, *epilogue.from_anchor))
+    node = anchor.node
+    # The held steps computed from the anchor are stored by its kernel (not by a
+    # convolution's, which stores nothing but its result and the anchor: those are left
+    # pending, to be computed again from the kept anchor).
+    stored = [] if node.kind == "conv" else _held_stored(epilogue, root, epilogue.from_anchor)
+    pending = epilogue.from_anchor if node.kind == "conv" else stored
+    _held_first(epilogue, (root, anchor, *pending))
     inside = set(epilogue.inside)
     # (when the root is the anchor's result renumbered, the anchor is a view of it: free)
     keep = value != ANCHOR and any(t.needed_outside(inside)
-                                   for t in (anchor, *epilogue.from_anchor) if t is not root)
-    node = anchor.node
+                                   for t in (anchor, *epilogue.from_anchor)
+                                   if t is not root and t not in stored)
     if node.kind in PRODUCTS:
-        if 4 + keep + len(epilogue.reads) > limit:  # metadata, out, a, b, kept, epilogue
-            raise _First(anchor)
-        return lambda: _launch_product(gpu, root, anchor, epilogue, value, keep)
+        # metadata, out, a, b, kept, epilogue
+        spare = limit - 4 - keep - epilogue.bindings
+        _fits(stored, spare, lambda: anchor)
+        return lambda: _launch_product(gpu, root, anchor, epilogue, value, keep, stored)
     source = node.args[0]
     producers = _Walk(source.shape, "p")
     source_value = producers.visit(source)
     _held_first(producers, (source,))
     keep_source = source.pending and source.needed_outside({id(anchor)})
-    if 2 + keep + keep_source + len(producers.reads) + len(epilogue.reads) > limit:
-        raise _First(anchor if anchor is not root else _largest_pending(anchor))
-    return lambda: _launch_reduce(gpu, root, anchor, epilogue, value, keep, producers,
+    # (the producers and the epilogue read their constants from one table)
+    reads = len(producers.reads) + len(epilogue.reads) + bool(producers.constants
+                                                              or epilogue.constants)
+    spare = limit - 2 - keep - keep_source - reads
+    _fits(stored, spare, lambda: anchor if anchor is not root else _largest_pending(anchor))
+    return lambda: _launch_reduce(gpu, root, anchor, epilogue, value, keep, stored, producers,
                                   source_value, keep_source)
+
+
+def _fits(stored: list[LazyTensor], spare: int, first: Callable[[], LazyTensor]) -> None:
+    """Raise `_First` unless the `stored` steps fit the `spare` bindings: for ``first()``
+    when none is left even for the kernel without them, else for the first step that does
+    not fit (it gets a kernel of its own)."""
+    if spare < 0:
+        raise _First(first())
+    if len(stored) > spare:
+        raise _First(stored[spare])
 
 
 def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
@@ -357,29 +420,49 @@ def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
     return root.value
 
 
-def _launch_map(gpu: Gpu, root: LazyTensor, walk: _Walk, value: str) -> None:
-    (body,), hit = _cached(("map", root.dtype.name, value, *walk.signature),
-                           lambda: (walk.body,))
+def _launch_map(gpu: Gpu, root: LazyTensor, walk: _Walk, value: str,
+                stored: list[LazyTensor]) -> None:
+    """Compute `root`, and store the steps in `stored` as they are computed."""
+    (body,), hit = _cached(("map", root.dtype.name, value, *walk.signature,
+                            *_stores(walk, stored)), lambda: (walk.body,))
+    names = [walk.done[(id(t), ())] for t in stored]
     result = gpu.empty(root.shape, root.dtype)
-    launch_map(gpu, result, walk.fragment(value, body).reads, kind_of(root.dtype).store(value),
-               body)
+    also = [(gpu.empty(t.shape, t.dtype), kind_of(t.dtype).store(name))
+            for t, name in zip(stored, names)]
+    fragment = walk.fragment(value, body, Table.of(gpu, walk.constants))
+    launch_map(gpu, result, fragment.reads, kind_of(root.dtype).store(value), body, also)
     _count(hit, walk)
     root.resolve(result)
+    for t, (value_of_t, _) in zip(stored, also):
+        t.resolve(value_of_t)
+
+
+def _stores(walk: _Walk, stored: list[LazyTensor]) -> tuple:
+    """The signature of what a kernel stores besides its root: the variables, as stored."""
+    return ("stores", *((walk.done[(id(t), ())], t.dtype.name) for t in stored))
 
 
 def _tail(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
-          body: str, keep: bool) -> tuple[GpuTensor, Epilogue]:
-    """(root's new value, the epilogue writing it), over the anchor's space."""
-    result = gpu.empty(root.shape, root.dtype)
-    out = result.view(anchor.shape, contiguous_strides(anchor.shape), result.offset)
+          body: str, keep: bool, stored: list[LazyTensor], table: Table | None,
+          first: int = 0) -> tuple[list[GpuTensor], Epilogue]:
+    """(the new values of the root and of the `stored` steps, the epilogue writing them),
+    over the anchor's space; the epilogue's constants are words ``first ..`` of `table`."""
+    values = [gpu.empty(t.shape, t.dtype) for t in (root, *stored)]
+    out, *also = (v.view(anchor.shape, contiguous_strides(anchor.shape), v.offset)
+                  for v in values)
     kept = gpu.empty(anchor.shape, anchor.dtype) if keep else None
-    return result, Epilogue(epilogue.fragment(value, body, anchor.shape), out, kept)
+    fragment = epilogue.fragment(value, body, table, first, anchor.shape)
+    stores = tuple((view, kind_of(t.dtype).store(epilogue.done[(id(t), ())]))
+                   for view, t in zip(also, stored))
+    return values, Epilogue(fragment, out, kept, stores)
 
 
-def _resolve(root: LazyTensor, anchor: LazyTensor, result: GpuTensor, tail: Epilogue) -> None:
-    """Make the root ready, and the anchor, where the kernel stored its result too (or the
-    root is that result, renumbered)."""
-    root.resolve(result)
+def _resolve(root: LazyTensor, anchor: LazyTensor, stored: list[LazyTensor],
+             values: list[GpuTensor], tail: Epilogue) -> None:
+    """Make the root and the `stored` steps ready with `values`, and the anchor, where the
+    kernel stored its result too (or the root is that result, renumbered)."""
+    for t, v in zip((root, *stored), values):
+        t.resolve(v)
     if tail.keep is not None:
         anchor.resolve(tail.keep)
     elif anchor.pending and tail.fragment.value == ANCHOR:
@@ -387,30 +470,36 @@ def _resolve(root: LazyTensor, anchor: LazyTensor, result: GpuTensor, tail: Epil
 
 
 def _launch_product(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
-                    value: str, keep: bool) -> None:
+                    value: str, keep: bool, stored: list[LazyTensor]) -> None:
     node = anchor.node
     a, b = (t.value for t in node.args)
     (body,), hit = _cached((node.kind, a.dtype.name, root.dtype.name, keep, value,
-                            *epilogue.signature), lambda: (epilogue.body,))
-    result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
+                            *epilogue.signature, *_stores(epilogue, stored)),
+                           lambda: (epilogue.body,))
+    values, tail = _tail(gpu, root, anchor, epilogue, value, body, keep, stored,
+                         Table.of(gpu, epilogue.constants))
     PRODUCTS[node.kind](gpu, a, b, node, tail)
     _count(hit, epilogue)
-    _resolve(root, anchor, result, tail)
+    _resolve(root, anchor, stored, values, tail)
 
 
 def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
-                   keep: bool, producers: _Walk, source_value: str, keep_source: bool) -> None:
+                   keep: bool, stored: list[LazyTensor], producers: _Walk, source_value: str,
+                   keep_source: bool) -> None:
     node = anchor.node
     source = node.args[0]
     (body, source_body), hit = _cached(
         (node.kind, node.op, source.dtype.name, root.dtype.name, keep, keep_source, value,
-         *epilogue.signature, source_value, *producers.signature),
+         *epilogue.signature, *_stores(epilogue, stored), source_value, *producers.signature),
         lambda: (epilogue.body, producers.body))
-    result, tail = _tail(gpu, root, anchor, epilogue, value, body, keep)
+    # one table for both fragments: a reduction in one kernel binds it once
+    table = Table.of(gpu, producers.constants + epilogue.constants)
+    values, tail = _tail(gpu, root, anchor, epilogue, value, body, keep, stored, table,
+                         len(producers.constants))
     kept = gpu.empty(source.shape, source.dtype) if keep_source else None
-    reduce_fused(gpu, node.op, producers.fragment(source_value, source_body), source.shape,
-                 source.dtype, node.axes, tail, kept)
+    reduce_fused(gpu, node.op, producers.fragment(source_value, source_body, table),
+                 source.shape, source.dtype, node.axes, tail, kept)
     _count(hit, producers, epilogue)
-    _resolve(root, anchor, result, tail)
+    _resolve(root, anchor, stored, values, tail)
     if kept is not None:
         source.resolve(kept)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ....dtypes import DType
 from ..handle import GpuTensor, Shape
+from ..launch import scalar_of
 
 #: elementwise steps: the op table's primitives, plus cast and where
 ELEMENTWISE = ("unary", "binary", "where", "cast")
@@ -49,6 +50,10 @@ class Node:
     reads: frozenset[tuple]
     axes: tuple[int, ...] = ()
     params: tuple = ()
+
+
+#: the read key of every constant (`constants`): a kernel reads them all from one table
+CONSTANTS = ("constants",)
 
 
 def read_key(value: GpuTensor, strides: Shape | None = None) -> tuple:
@@ -92,9 +97,12 @@ class LazyTensor:
 
     @property
     def reads(self) -> frozenset[tuple]:
-        """The distinct reads of a kernel computing this tensor (itself when ready)."""
+        """The distinct reads of a kernel computing this tensor (itself when ready: one of
+        the kernel's constants, or an input)."""
         if self.node is not None:
             return self.node.reads
+        if scalar_of(self.value) is not None:
+            return frozenset((CONSTANTS,))
         return frozenset((read_key(self.value, unit_strides(self.shape, self.value.strides)),))
 
     @property
