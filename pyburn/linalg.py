@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from .dtypes import promote
 from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from .math_ops import binary
-from .movement import broadcast_to, permute, reshape
+from .movement import broadcast_checked, broadcast_to, permute, reshape, reshape_checked
 from .reduction import sum as reduce_sum
 from .shape import broadcast_shapes, numel
 from .tensor import Tensor, check_dtype_on, install, result
@@ -22,35 +22,40 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.device is not b.device:
         raise DeviceError(f"matmul: tensors are on different devices, {a.device.name} and "
                           f"{b.device.name}")
-    if a.ndim == 0 or b.ndim == 0:
+    a_rank, b_rank = len(a.shape), len(b.shape)
+    if a_rank == 0 or b_rank == 0:
         raise ShapeError(f"matmul needs tensors of rank >= 1, got shapes {a.shape} and {b.shape}")
     dtype = promote(a.dtype, b.dtype)
     if dtype.is_bool:
         raise DTypeError("matmul is not defined for bool tensors")
     check_dtype_on(dtype, a.device)
-    if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0]:
+    if a_rank > 2 and b_rank == 2 and a.shape[-1] == b.shape[0]:
         # (..., M, K) @ (K, N) is one (B*M, K) @ (K, N) product: no broadcast of b (whose
         # gradient would then be summed back over the batch), one large GEMM
-        rows = a.reshape(-1, a.shape[-1])
-        return matmul(rows, b).reshape(a.shape[:-1] + (b.shape[1],))
-    a2 = a.unsqueeze(0) if a.ndim == 1 else a
-    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
+        rows = reshape_checked(a, (numel(a.shape[:-1]), a.shape[-1]))
+        return reshape_checked(matmul(rows, b), a.shape[:-1] + (b.shape[1],))
+    a2 = reshape_checked(a, (1,) + a.shape) if a_rank == 1 else a
+    b2 = reshape_checked(b, b.shape + (1,)) if b_rank == 1 else b
+    a_shape, b_shape = a2.shape, b2.shape
+    if a_shape[-1] != b_shape[-2]:
         raise ShapeError(f"matmul: shapes {a.shape} and {b.shape} do not fit "
-                         f"({a2.shape[-1]} != {b2.shape[-2]})")
-    try:
-        batch = broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    except ShapeError:
-        raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} do not "
-                         "broadcast") from None
-    a3 = broadcast_to(a2.cast(dtype), batch + a2.shape[-2:])
-    b3 = broadcast_to(b2.cast(dtype), batch + b2.shape[-2:])
-    shape = batch + (a2.shape[-2], b2.shape[-1])
+                         f"({a_shape[-1]} != {b_shape[-2]})")
+    batch = a_shape[:-2]
+    if b_shape[:-2] != batch:
+        try:
+            batch = broadcast_shapes(batch, b_shape[:-2])
+        except ShapeError:
+            raise ShapeError(f"matmul: the batch dims of shapes {a.shape} and {b.shape} do "
+                             "not broadcast") from None
+    # the operands' own matrix dims after the broadcast batch: a shape each one fits
+    a3 = broadcast_checked(a2.cast(dtype), batch + a_shape[-2:])
+    b3 = broadcast_checked(b2.cast(dtype), batch + b_shape[-2:])
+    shape = batch + (a_shape[-2], b_shape[-1])
     out = result(a.device.backend.matmul(a3._h, b3._h), shape, dtype, "matmul", (a3, b3))
-    if a.ndim == 1:
-        out = out.squeeze(-2)
-    if b.ndim == 1:
-        out = out.squeeze(-1)
+    if a_rank == 1:
+        out = reshape_checked(out, shape[:-2] + shape[-1:])
+    if b_rank == 1:
+        out = reshape_checked(out, out.shape[:-1])
     return out
 
 

@@ -27,10 +27,15 @@ def _sizes(args: Sequence[Any]) -> tuple:
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     """The same elements (row-major) with a new shape; one size may be -1."""
-    new = infer_reshape(_sizes(shape), x.numel(), x.shape)
-    if new == x.shape:
+    return reshape_checked(x, infer_reshape(_sizes(shape), x.numel(), x.shape))
+
+
+def reshape_checked(x: Tensor, shape: Shape) -> Tensor:
+    """`x` reshaped to `shape`, a tuple of sizes that the caller computed from x's own shape
+    (so it holds x's elements): `reshape` without reading and checking its arguments."""
+    if shape == x.shape:
         return x
-    return result(x.device.backend.reshape(x._h, new), new, x.dtype, "reshape", (x,))
+    return result(x.device.backend.reshape(x._h, shape), shape, x.dtype, "reshape", (x,))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -41,7 +46,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise ArgumentError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     merged = numel(x.shape[start:end + 1])
-    return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
+    return reshape_checked(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
 def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
@@ -59,13 +64,14 @@ def squeeze(x: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         listed = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {d for d in (norm_dim(d, max(x.ndim, 1)) for d in listed)
                 if x.ndim and x.shape[d] == 1}
-    return reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+    return reshape_checked(x, tuple([s for i, s in enumerate(x.shape) if i not in dims]))
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at `dim` (``-1`` appends)."""
-    d = norm_dim(dim, x.ndim, extra=1)
-    return reshape(x, x.shape[:d] + (1,) + x.shape[d:])
+    shape = x.shape
+    d = norm_dim(dim, len(shape), extra=1)
+    return reshape_checked(x, shape[:d] + (1,) + shape[d:])
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
@@ -73,19 +79,28 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
     order = check_permutation(_sizes(dims), x.ndim)
     if order == tuple(range(x.ndim)):
         return x
-    shape = tuple(x.shape[d] for d in order)
-    return result(x.device.backend.permute(x._h, order), shape, x.dtype, "permute", (x,),
-                  axes=order)
+    return permute_checked(x, order)
+
+
+def permute_checked(x: Tensor, order: tuple[int, ...]) -> Tensor:
+    """`x` permuted by `order`, a permutation of its dims that is not the identity, which the
+    caller built itself: `permute` without checking it."""
+    shape = x.shape
+    return result(x.device.backend.permute(x._h, order), tuple([shape[d] for d in order]),
+                  x.dtype, "permute", (x,), axes=order)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
-    if x.ndim == 0:
+    ndim = len(x.shape)
+    if ndim == 0:
         return x
-    order = list(range(x.ndim))
-    a, b = norm_dim(dim0, x.ndim), norm_dim(dim1, x.ndim)
-    order[a], order[b] = order[b], order[a]
-    return permute(x, order)
+    a, b = norm_dim(dim0, ndim), norm_dim(dim1, ndim)
+    if a == b:
+        return x
+    order = list(range(ndim))
+    order[a], order[b] = b, a
+    return permute_checked(x, tuple(order))
 
 
 swapdims = transpose
@@ -145,12 +160,14 @@ def broadcast_to(x: Tensor, shape: Any) -> Tensor:
 def broadcast_checked(x: Tensor, shape: Shape) -> Tensor:
     """`x` broadcast to `shape`, which the caller has checked `x` broadcasts to: one
     autodiff step (its rule sums the gradient over the added and widened dims)."""
-    if shape == x.shape:
+    old = x.shape
+    if shape == old:
         return x
+    backend = x.device.backend
     h = x._h
-    if len(shape) != x.ndim:
-        h = x.device.backend.reshape(h, (1,) * (len(shape) - x.ndim) + x.shape)
-    return result(x.device.backend.expand(h, shape), shape, x.dtype, "expand", (x,))
+    if len(shape) != len(old):
+        h = backend.reshape(h, (1,) * (len(shape) - len(old)) + old)
+    return result(backend.expand(h, shape), shape, x.dtype, "expand", (x,))
 
 
 def expand_as(x: Tensor, other: Tensor) -> Tensor:

@@ -10,6 +10,7 @@ from typing import Any
 from .dtypes import bool_, default_float, default_int, int32
 from .errors import ArgumentError
 from .math_ops import binary, unary, where
+from .movement import reshape_checked
 from .shape import norm_dim, norm_dims, numel
 from .tensor import Tensor, install, result, wrap
 
@@ -21,14 +22,19 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 def _reduce(op: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     """Run the backend reduction `op` over `dim` and drop the reduced dims unless keepdim."""
-    axes = norm_dims(dim, x.ndim)
-    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    shape = x.shape
+    axes = norm_dims(dim, len(shape))
+    kept = tuple([1 if i in axes else s for i, s in enumerate(shape)])
     out_dtype = bool_ if op in ("any", "all") else x.dtype
     h = x.device.backend.reduce(op, x._h, axes)
     saved = wrap(h, kept, out_dtype, x.device) if op in ("max", "min") else None
-    out = result(h, kept, out_dtype, f"reduce:{op}", (x,), axes=axes, result=saved)
-    return out if keepdim else out.reshape(tuple(s for i, s in enumerate(x.shape)
-                                                 if i not in axes))
+    out = result(h, kept, out_dtype, _RULES[op], (x,), axes=axes, result=saved)
+    return out if keepdim else reshape_checked(out, tuple([s for i, s in enumerate(shape)
+                                                           if i not in axes]))
+
+
+#: the backward rule of each reduction (a table, not a string built per call)
+_RULES = {op: f"reduce:{op}" for op in ("sum", "prod", "max", "min", "any", "all")}
 
 
 def _counting(x: Tensor) -> Tensor:
@@ -61,6 +67,8 @@ def _count(x: Tensor, dim: Dims) -> int:
 
 
 def _check_nonempty(x: Tensor, dim: Dims, name: str) -> None:
+    if 0 not in x.shape:  # nothing is empty (bad dims are reported by the reduction itself)
+        return
     empty_dim = builtins.any(x.shape[i] == 0 for i in norm_dims(dim, x.ndim))
     if empty_dim or (x.numel() == 0 and dim is None):
         raise ArgumentError(f"{name} of an empty tensor (shape {x.shape}) along dims "

@@ -41,7 +41,13 @@ def _as_int(value: object) -> int:
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """The shape that all `shapes` broadcast to (numpy/PyTorch rules)."""
-    ndim = max((len(s) for s in shapes), default=0)
+    if len(shapes) == 2:
+        # the common pair, a tensor and a bias made of its trailing dims: one slice compare
+        # instead of the loop below (every broadcast op of a layer starts here)
+        long, short = shapes if len(shapes[0]) >= len(shapes[1]) else shapes[::-1]
+        if type(long) is tuple and long[len(long) - len(short):] == short:
+            return long
+    ndim = max([len(s) for s in shapes], default=0)
     out = [1] * ndim
     for shape in shapes:
         for i, size in enumerate(shape, ndim - len(shape)):
@@ -57,9 +63,11 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 
 def norm_dim(dim: int, ndim: int, *, extra: int = 0) -> int:
     """Map a possibly negative `dim` into ``0 .. ndim + extra - 1`` (extra=1 for insertions)."""
+    size = ndim + extra
+    if type(dim) is int and -size <= dim < size:  # the common case in one test
+        return dim + size if dim < 0 else dim
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise ArgumentError(f"a dim is an int, got {dim!r}")
-    size = ndim + extra
     if not -size <= dim < size:
         low, high = -max(size, 1), max(size, 1) - 1
         raise DimError(f"dim {dim} is out of range for a tensor of rank {ndim} "
@@ -72,6 +80,8 @@ def norm_dims(dims: int | Iterable[int] | None, ndim: int) -> tuple[int, ...]:
     and -1 (and reduces over nothing), as in PyTorch."""
     if dims is None:
         return tuple(range(ndim))
+    if type(dims) is int and ndim:  # one dim cannot repeat: skip the set and the sort
+        return (norm_dim(dims, ndim),)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if ndim == 0:
         for d in dims:

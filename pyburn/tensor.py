@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import buffer
-from .autodiff.graph import record
+from .autodiff.graph import AccumulateGrad, is_grad_enabled, link, record
 from .device import Device
 from .device import device as as_device
 from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
@@ -98,6 +98,8 @@ class Tensor:
 
     def cast(self, dtype: Any) -> Tensor:
         """This tensor converted to `dtype` (floats to ints truncate toward zero)."""
+        if dtype is self.dtype:  # the layer's own calls, before reading the argument
+            return self
         dtype = as_dtype(dtype)
         if dtype is self.dtype:
             return self
@@ -140,7 +142,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this leaf tensor collect gradients in ``.grad`` (needs an autodiff device)."""
-        from .autodiff.graph import AccumulateGrad, leaf_node
+        from .autodiff.graph import leaf_node
 
         if not requires_grad:
             if self._node is not None and not isinstance(self._node, AccumulateGrad):
@@ -163,8 +165,6 @@ class Tensor:
         the one in-place mechanism behind ``t[k] = v``, ``copy_``, ``add_`` and friends.
         Graphs that recorded this tensor keep its old values. A leaf that requires grad can
         only be changed under ``pyburn.no_grad()`` (as an optimizer step does)."""
-        from .autodiff.graph import is_grad_enabled
-
         if not isinstance(new, Tensor):
             raise DTypeError(f"assign_ needs a tensor, got {type(new).__name__}")
         if new.shape != self.shape:
@@ -201,8 +201,6 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not computed by a recorded op (they collect ``.grad``)."""
-        from .autodiff.graph import AccumulateGrad
-
         return self._node is None or isinstance(self._node, AccumulateGrad)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -386,7 +384,7 @@ def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Ten
     if device.is_autodiff:
         for t in inputs:
             if t.requires_grad:  # the cheap test first: inference records nothing
-                record(out, rule, inputs, ctx)
+                link(out, rule, inputs, ctx)
                 break
     if _tracer is not None:
         _tracer.primitive(out, rule, inputs, ctx)

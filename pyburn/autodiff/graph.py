@@ -20,12 +20,19 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-_state = threading.local()
+class _GradState(threading.local):
+    """Grad mode of each thread; the class attribute is the default a new thread sees (a plain
+    attribute read: `link` checks it on every recorded op)."""
+
+    enabled = True
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
     """Whether operations on autodiff devices are being recorded (per thread)."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 class _GradMode:
@@ -102,14 +109,18 @@ def snapshot(t: Tensor) -> Tensor:
 def record(out: Tensor, rule: str, inputs: Sequence[Tensor], ctx: dict[str, Any]) -> None:
     """Make `out` the result of `rule` applied to `inputs`, if grad mode is on and some input
     requires grad (called by the tensor layer on autodiff devices, float results only)."""
-    if not getattr(_state, "enabled", True) or not out.dtype.is_floating_point:
-        return
-    # loops and list displays: this runs for every recorded op, and generators cost more
     for t in inputs:
         if t.requires_grad:
-            break
-    else:
+            link(out, rule, inputs, ctx)
+            return
+
+
+def link(out: Tensor, rule: str, inputs: Sequence[Tensor], ctx: dict[str, Any]) -> None:
+    """`record` for a caller that has seen an input that requires grad (the tensor layer's
+    `result`): the same, without looking for one again."""
+    if not _state.enabled or out.dtype.kind != "f":  # float results only
         return
+    # list displays: this runs for every recorded op, and generators cost more
     out.requires_grad = True
     out._node = Node(rule, tuple([t._node if t.requires_grad else None for t in inputs]),
                      tuple([snapshot(t) for t in inputs]), ctx)

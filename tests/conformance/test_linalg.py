@@ -25,6 +25,7 @@ MATMUL_SHAPES = [
     ((0, 3), (3, 4)),
     ((2, 0), (0, 3)),
     ((4, 2, 0), (0,)),
+    ((2, 3, 0), (0, 4)),  # the batched-rows path with nothing to sum
     ((16, 33), (33, 17)),
 ]
 
