@@ -283,7 +283,7 @@ def run(gpu: Gpu, op: str, source: Fragment, shape: Shape, dtype: DType, axes: t
     kind = kind_of(dtype)
     each = max(1, loop_budget(_cost(source, buffers, nr)))  # one invocation's iterations
     columns = _by_columns(buffers, kshape, rshape, split_reduced, each)
-    threads = 1 if columns else threads_for(count)
+    threads = 1 if columns else gpu.group_threads(threads_for(count))
     text = _kernel(op, source, kind, tail, buffers, nr, threads)
     operands = {k: b.operand for k, b in enumerate(buffers, start=1)}
     budget = threads * each  # what a group's invocations may fold in one kernel

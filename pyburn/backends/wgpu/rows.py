@@ -117,7 +117,8 @@ def _fits(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...]) -> bool:
     length = math.prod(x.shape[d] for d in axes)
     return (reach + limits.min_storage_buffer_offset_alignment
             <= limits.max_storage_buffer_binding_size
-            and -(-length // threads_for(length)) <= loop_budget(2 * (len(axes) + 2)))
+            and -(-length // gpu.group_threads(threads_for(length)))
+            <= loop_budget(2 * (len(axes) + 2)))
 
 
 def _rows(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...], parts: dict[str, str],
@@ -136,7 +137,7 @@ def _rows(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...], parts: dict[str, str],
                                 [tuple(x.strides[d] for d in axes),
                                  tuple(out.strides[d] for d in axes)])
     length = math.prod(rshape)
-    threads = threads_for(length)
+    threads = gpu.group_threads(threads_for(length))
     kind = x.kind
     source = render("rows", workgroup=WORKGROUP, threads=threads, element=kind.storage,
                     load=kind.load("v"), store=kind.store("s"), **parts)
