@@ -7,6 +7,7 @@ import pyburn
 
 from ... import Tensor, where
 from ...errors import ShapeError
+from ...nn import functional as F
 from ..registry import check, onnx_op
 
 
@@ -23,6 +24,12 @@ def gemm(a: Tensor, b: Tensor, c: Tensor | None = None, *, alpha: float = 1.0,
     transB say, C optional and broadcast to the product."""
     check(a.ndim == 2 and b.ndim == 2,
           f"Gemm needs 2-d A and B, got shapes {a.shape} and {b.shape}")
+    if (transB and not transA and alpha == 1.0 and (c is None or beta == 1.0)
+            and a.dtype.is_floating_point and b.dtype is a.dtype
+            and (c is None or (c.dtype is a.dtype and c.shape == b.shape[:1]))):
+        # an exported nn.Linear: the product and its bias as one layer (one backend call
+        # where the backend offers "linear")
+        return F.linear(a, b, c)
     y = pyburn.matmul(a.T if transA else a, b.T if transB else b)
     if alpha != 1.0:
         y = y * alpha
