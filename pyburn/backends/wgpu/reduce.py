@@ -444,7 +444,8 @@ def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     per_binding = ((limits.max_storage_buffer_binding_size
                     - limits.min_storage_buffer_offset_alignment)
                    // (x.kind.itemsize * max(1, abs(x.strides[axis]))))
-    piece = min(WORKGROUP * loop_budget(2), per_binding)  # two passes over each segment
+    most = gpu.group_threads(WORKGROUP)  # invocations a row may have
+    piece = min(most * loop_budget(2), per_binding)  # two passes over each segment
     if length > piece:
         return _scan_in_pieces(gpu, op, x, axis, piece)
     out = gpu.empty(x.shape, x.dtype)
@@ -455,7 +456,7 @@ def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     oshape, (ox, oo) = coalesce(tuple(x.shape[d] for d in outer),
                                 [tuple(x.strides[d] for d in outer),
                                  tuple(out.strides[d] for d in outer)])
-    threads = min(WORKGROUP, 1 << max(0, (length - 1).bit_length() - 3))
+    threads = min(most, 1 << max(0, (length - 1).bit_length() - 3))
     t = kind.compute
     source = render("scan", workgroup=WORKGROUP, threads=threads, in_type=kind.storage,
                     out_type=kind.storage, acc=t, identity=f"{t}({int(op == 'prod')})",
