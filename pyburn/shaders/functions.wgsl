@@ -36,7 +36,7 @@ fn pb_strided(i: i32, rank: i32, dims: i32, strides: i32) -> i32 {
     return at;
 }
 
-// Where operand k of a matmul kernel (matmul.wgsl, matmul_tiled.wgsl) starts for batch
+// Where operand k of a matmul kernel (matmul*.wgsl) starts for batch
 // `batch`, and its stride along dim d (0 M, 1 N, 2 K). Their info is [M, N, K, batches,
 // batch rank B, batch shape[B], then per operand (out, a, b, then the epilogue's): offset,
 // batch strides[B], strides along M, N and K].

@@ -8,17 +8,6 @@
 @group(0) @binding(2) var<storage, read> a: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> b: array<{{element}}>;
 
-fn base(batch: i32, k: i32) -> i32 {
-    let rank = info[4];
-    let at = 5 + rank + k * (rank + 4);
-    return info[at] + pb_strided(batch, rank, 5, at + 1);
-}
-
-fn stride(k: i32, d: i32) -> i32 {
-    let rank = info[4];
-    return info[5 + rank + k * (rank + 4) + 1 + rank + d];
-}
-
 fn load_a(i: i32) -> {{T}} {
     let v = a[i];
     return {{load}};
@@ -41,16 +30,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let row = (t / n) % m;
     let col = t % n;
-    var a_at = base(batch, 1) + row * stride(1, 0);
-    var b_at = base(batch, 2) + col * stride(2, 1);
+    var a_at = pb_matmul_base(batch, 1) + row * pb_matmul_stride(1, 0);
+    var b_at = pb_matmul_base(batch, 2) + col * pb_matmul_stride(2, 1);
     let depth = info[2];
-    let a_step = stride(1, 2);
-    let b_step = stride(2, 2);
+    let a_step = pb_matmul_stride(1, 2);
+    let b_step = pb_matmul_stride(2, 2);
     var s = {{T}}(0);
     for (var k = 0; k < depth; k++) {
         s += load_a(a_at) * load_b(b_at);
         a_at += a_step;
         b_at += b_step;
     }
-    out[base(batch, 0) + row * stride(0, 0) + col * stride(0, 1)] = {{store}};
+    let at = pb_matmul_base(batch, 0) + row * pb_matmul_stride(0, 0);
+    out[at + col * pb_matmul_stride(0, 1)] = {{store}};
 }
