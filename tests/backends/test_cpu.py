@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import sys
 import threading
 from itertools import combinations, product
 
@@ -627,6 +629,31 @@ def test_no_warnings_in_other_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or any(
+    name in os.environ for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")),
+    reason="pyburn sets glibc's heap thresholds only on Linux, unless the user chose them")
+def test_freed_megabytes_stay_in_the_heap_for_the_next_step():
+    """Once a cpu backend exists, a step's megabyte-sized arrays, freed and made again, reuse
+    the same pages: not a page fault per 4 KiB each time (with glibc's defaults, this step
+    made 36,000 faults in 20 rounds, 0 with the backend's settings)."""
+    import resource
+
+    create(0)
+    sizes = (3, 5, 7, 2, 6)  # MB, like a training step's activations and columns
+    rounds, pages = 20, (sum(sizes) << 20) // 4096
+
+    def step() -> float:
+        arrays = [np.ones(n << 18, np.float32) for n in sizes]
+        return sum(float(a[-1]) for a in arrays)
+
+    step()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(rounds):
+        step()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert faults < rounds * pages // 4
 
 
 def test_available_and_caps():

@@ -22,9 +22,12 @@ def unavailable_reason() -> str | None:
 
 
 def create(index: int) -> CpuBackend:
-    """A cpu backend instance (every index is an independent, identical CPU device)."""
+    """A cpu backend instance (every index is an independent, identical CPU device); the
+    first one sets glibc's heap thresholds for the process (`heap.keep_heap`)."""
     from .backend import CpuBackend
+    from .heap import keep_heap
 
+    keep_heap()
     return CpuBackend()
 
 
