@@ -309,6 +309,45 @@ def _layer_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> G
     return tuple(grads)
 
 
+def _batch_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """The closed form, with sums over every dim but the channels (n values each), xhat the
+    normalised x and rstd the reciprocal standard deviation: ``weight * rstd * (g - sum(g) /
+    n - xhat * sum(g * xhat) / n)`` for x, ``sum(g * xhat)`` for the weight and ``sum(g)``
+    for the bias, each only for an input that requires grad. A first-order pass reads xhat
+    and the variance the forward pass saved; a recorded one (create_graph) computes them
+    again from x in tensor ops, so that a second derivative sees them depend on x."""
+    from .graph import is_grad_enabled
+
+    x, *affine = inputs
+    weight = affine.pop(0) if ctx["weight"] else None
+    bias = affine.pop(0) if ctx["bias"] else None
+    dims = (0,) + tuple(range(2, x.ndim))
+    view = x.shape[1:2] + (1,) * (x.ndim - 2)
+    if is_grad_enabled():
+        centred = x - x.mean(dims, keepdim=True)
+        rstd = ((centred * centred).mean(dims) + ctx["eps"]).rsqrt()
+        xhat = centred * rstd.reshape(view)
+    else:
+        xhat, rstd = ctx["xhat"], (ctx["var"] + ctx["eps"]).rsqrt()
+    wants_w = weight is not None and weight.requires_grad
+    wants_b = bias is not None and bias.requires_grad
+    sum_g = g.sum(dims) if x.requires_grad or wants_b else None
+    sum_gx = (g * xhat).sum(dims) if x.requires_grad or wants_w else None
+    grads: list[Tensor | None] = [None]
+    if x.requires_grad:
+        # the sums divided by n (tiny tensors), not g multiplied by n: n * g would overflow
+        # float16 for a large batch
+        n = x.numel() // x.shape[1]
+        scale = rstd if weight is None else weight * rstd
+        grads[0] = scale.reshape(view) * (g - (sum_g / n).reshape(view)
+                                          - xhat * (sum_gx / n).reshape(view))
+    if weight is not None:
+        grads.append(sum_gx if wants_w else None)
+    if bias is not None:
+        grads.append(sum_g if wants_b else None)
+    return tuple(grads)
+
+
 def _linear(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """For ``x @ w.T + b``: ``g @ w`` for x, g's rows transposed times x's rows for w (one
     product over the batch dims, and (out, in) like w, so the optimizer's passes over w
@@ -343,7 +382,8 @@ RULES: dict[str, Rule] = {
     "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
     "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
-    "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm, "linear": _linear,
+    "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm,
+    "batch_norm": _batch_norm, "linear": _linear,
     "nll_loss": _nll_loss, "nll_loss_grad": _nll_loss_grad,
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})

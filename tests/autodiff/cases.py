@@ -408,14 +408,23 @@ CONVOLUTION = [
          lambda L, x: L.nn.functional.adaptive_avg_pool1d(x, 3), rand(3, 8)),
 ]
 
-# Row normalisations: composites on most devices, one node each where the device has the
-# "softmax" / "layer_norm" capabilities (their rules: softmax, which covers log_softmax, and
-# layer_norm).
+# Row and batch normalisations: composites on most devices, one node each where the device has
+# the "softmax" / "layer_norm" / "batch_norm" capabilities (their rules: softmax, which covers
+# log_softmax, layer_norm and batch_norm; batch_norm in training, with its batch statistics,
+# with and without weight and bias, and with the data or the weight constant).
 ROWS = [
     case("softmax", lambda L, x: L.nn.functional.softmax(x, dim=1), rand(3, 5, 2)),
     case("log_softmax", lambda L, x: L.nn.functional.log_softmax(x, dim=-1), rand(4, 6)),
     case("layer_norm", lambda L, x, w, b: L.nn.functional.layer_norm(x, (3, 4), w, b),
          rand(2, 3, 4), rand(3, 4), rand(3, 4)),
+    case("batch_norm", lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, None, None, w, b, training=True), rand(3, 2, 4, 2), rand(2), rand(2)),
+    case("batch_norm_rows_no_affine", lambda L, x: L.nn.functional.batch_norm(
+        x, None, None, training=True, eps=0.1), rand(5, 3)),
+    case("batch_norm_bias_only_data_input", lambda L, x, b: L.nn.functional.batch_norm(
+        x, None, None, None, b, training=True), rand(4, 3, 5, grad=False), rand(3)),
+    case("batch_norm_constant_weight_squared", lambda L, x, w: L.nn.functional.batch_norm(
+        x, None, None, w, None, training=True) ** 2, rand(3, 2, 5), rand(2, grad=False)),
 ]
 
 # Class losses: composites on most devices, one node each where the device has the

@@ -661,12 +661,13 @@ def test_available_and_caps():
     assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
     # every dtype, plus the numpy computations that replace composites (checked below)
     assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
-                                 "layer_norm", "linear", "nll_loss", "adam"})
+                                 "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
     assert create(1) is not BE
 
 
 # ---- capabilities against the composites they replace ------------------------------------
-# "softmax", "layer_norm", "linear", "nll_loss" and "adam" run the composite's own operations
+# "softmax", "layer_norm", "batch_norm", "linear", "nll_loss" and "adam" run the composite's
+# own operations
 # in its order, so the numbers must be the composite's bit for bit (the same device with the
 # capability taken out of the caps runs the composite).
 
@@ -794,6 +795,49 @@ def test_layer_norm_capability_gives_the_composites_numbers(monkeypatch, dtype, 
                 F.layer_norm(x.permute(1, 0, 2), (5,), *one, eps=0.1).numpy()]
 
     _assert_identical(*_both_paths(monkeypatch, {"layer_norm"}, run))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("affine", [(True, True), (True, False), (False, True), (False, False)])
+def test_batch_norm_capability_gives_the_composites_numbers(monkeypatch, dtype, affine):
+    """Training-mode values and the running statistics it updates, of (N, C), (N, C, L) and
+    (N, C, H, W) inputs and a strided one, with channels that are constant (variance 0),
+    huge, or hold inf and NaN; the gradients (the closed form against the composite's) to
+    a few units in the dtype's last place."""
+    import pyburn
+    import pyburn.nn.functional as F
+
+    dev = pyburn.device("cpu").autodiff()
+    rng = np.random.default_rng(11)
+    data = rng.normal(3.0, 2.0, size=(5, 6, 4, 3))
+    data[:, 1] = 0.25
+    data[:, 2] *= 1e4 if dtype is not float16 else 1e2
+    data[1, 3, 0, 1], data[4, 4, 2, 2] = math.inf, math.nan
+    weight, bias = rng.uniform(0.5, 2, 6).tolist(), rng.normal(size=6).tolist()
+    upstream = rng.normal(size=(5, 6, 4, 3))
+
+    def run():
+        x = pyburn.tensor(data.tolist(), dtype=dtype, device=dev, requires_grad=True)
+        w = pyburn.tensor(weight, dtype=dtype, device=dev, requires_grad=True)
+        b = pyburn.tensor(bias, dtype=dtype, device=dev, requires_grad=True)
+        one = (w if affine[0] else None, b if affine[1] else None)
+        running = [pyburn.zeros(6, dtype=dtype, device=dev) for _ in range(2)]
+        outs = [F.batch_norm(x, *running, *one, training=True),
+                F.batch_norm(x[:, :, 1], None, None, *one, training=True, eps=0.1),
+                F.batch_norm(x[:, :, :, 0], None, None, *one, training=True),
+                F.batch_norm(x.permute(3, 1, 0, 2), None, None, *one, training=True)]
+        values = [y.detach().numpy() for y in outs] + [r.numpy() for r in running]
+        # the gradients of the finite channels (the inf and NaN ones make NaN either way)
+        g = pyburn.tensor(upstream.tolist(), dtype=dtype, device=dev)
+        (outs[0][:, :3] * g[:, :3]).sum().backward()
+        grads = [x.grad.numpy()[:, :3]] + [t.grad.numpy()[:3] for t in one if t is not None]
+        return values, grads
+
+    (values, grads), (want_values, want_grads) = _both_paths(monkeypatch, {"batch_norm"}, run)
+    _assert_identical(values, want_values)
+    for got, want in zip(grads, want_grads, strict=True):
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(got, want, rtol=0, atol=8 * np.finfo(want.dtype).eps * scale)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)

@@ -130,10 +130,10 @@ class CpuBackend(Backend):
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.nn.functional.capability``: convolution
-    #: (conv, conv_transpose, conv_weight), max pooling, softmax, layer_norm, linear, the nll
-    #: loss and the Adam update, as one numpy computation each
+    #: (conv, conv_transpose, conv_weight), max pooling, softmax, layer_norm, batch_norm,
+    #: linear, the nll loss and the Adam update, as one numpy computation each
     caps = frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
-                      "layer_norm", "linear", "nll_loss", "adam"})
+                      "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -361,8 +361,8 @@ class CpuBackend(Backend):
         """Max pooling as arithmetic on one strided view per kernel offset."""
         return convolution.max_pool(x, kernel, stride, padding, dilation, indices)
 
-    # ---- capabilities "softmax", "layer_norm", "nll_loss" and "adam" (the composites' own
-    # operations) ----------------------------------------------------------------------------
+    # ---- capabilities "softmax", "layer_norm", "batch_norm", "nll_loss" and "adam" (the
+    # composites' own operations) ------------------------------------------------------------
     @_quietly
     def softmax(self, x: Handle, axis: int, log: bool) -> Handle:
         """Softmax or log_softmax along `axis`."""
@@ -373,6 +373,13 @@ class CpuBackend(Backend):
                    eps: float) -> Handle:
         """x normalised over its trailing `ndims` dims, scaled and shifted where given."""
         return fused.layer_norm(x, weight, bias, ndims, eps)
+
+    @_quietly
+    def batch_norm(self, x: Handle, weight: Handle | None, bias: Handle | None,
+                   eps: float) -> tuple[Handle, Handle, Handle, Handle]:
+        """x normalised per channel with its batch statistics, scaled and shifted where
+        given; also the normalised x, the batch mean and the biased variance."""
+        return fused.batch_norm(x, weight, bias, eps)
 
     @_quietly
     def nll_loss(self, logp: Handle, target: Handle, axis: int, weight: Handle | None,

@@ -1,5 +1,5 @@
-"""The cpu backend's "softmax", "layer_norm", "nll_loss" and "adam" capabilities: composites
-of the tensor layer as one numpy computation each (contracts:
+"""The cpu backend's "softmax", "layer_norm", "batch_norm", "nll_loss" and "adam"
+capabilities: composites of the tensor layer as one numpy computation each (contracts:
 ``pyburn/nn/functional/capability.py``).
 
 Each runs the composite's own operations in the composite's order, with the numpy functions
@@ -42,25 +42,46 @@ def softmax(x: Handle, axis: int, log: bool) -> Handle:
     return np.divide(e, _sum(e, (axis,)))
 
 
+def _standardise(x: Handle, axes: tuple[int, ...], eps: float) -> tuple[Handle, Handle, Handle]:
+    """``(x - mean) * rsqrt(var + eps)`` over `axes`, and the mean and biased variance (axes
+    kept), as the composites compute them: the mean as sum / count, the variance as the mean
+    of the squared deviations (a second pass, which a sum of squares would save only by
+    giving up those bits and risking cancellation), float16 sums accumulated in float32. The
+    deviations, which the composites compute twice, are computed once, and the result is
+    written into their array."""
+    count = math.prod(x.shape[d] for d in axes)
+    mean = np.divide(_sum(x, axes), count)
+    centred = np.subtract(x, mean)
+    variance = np.divide(_sum(np.multiply(centred, centred), axes), count)
+    scale = rsqrt(np.add(variance, eps)).astype(x.dtype, copy=False)
+    return np.multiply(centred, scale, out=centred), mean, variance
+
+
 def layer_norm(x: Handle, weight: Handle | None, bias: Handle | None, ndims: int,
                eps: float) -> Handle:
     """``(x - mean) * rsqrt(var + eps) * weight + bias`` over the trailing `ndims` dims, as
-    the composite (``F.layer_norm``) computes it: the mean as sum / count, the biased
-    variance as the mean of the squared deviations (a second pass, which a sum of squares
-    would save only by giving up those bits and risking cancellation), float16 sums
-    accumulated in float32. The deviations, which the composite computes twice, are
-    computed once and the later steps write into their array."""
-    axes = tuple(range(x.ndim - ndims, x.ndim))
-    count = math.prod(x.shape[d] for d in axes)
-    centred = np.subtract(x, np.divide(_sum(x, axes), count))
-    variance = np.divide(_sum(np.multiply(centred, centred), axes), count)
-    scale = rsqrt(np.add(variance, eps)).astype(x.dtype, copy=False)
-    y = np.multiply(centred, scale, out=centred)
+    the composite (``F.layer_norm``) computes it, scaled and shifted in place."""
+    y, _, _ = _standardise(x, tuple(range(x.ndim - ndims, x.ndim)), eps)
     if weight is not None:
         np.multiply(y, weight, out=y)
     if bias is not None:
         np.add(y, bias, out=y)
     return y
+
+
+def batch_norm(x: Handle, weight: Handle | None, bias: Handle | None,
+               eps: float) -> tuple[Handle, Handle, Handle, Handle]:
+    """x (N, C, ...) normalised over every dim but the channels, as the composite
+    (``F.batch_norm`` in training) computes it, then scaled and shifted per channel into a
+    new array: the normalised x stays whole for the backward pass. Returns the output, the
+    normalised x (the output itself without weight and bias) and the mean and biased
+    variance, (C,) each."""
+    xhat, mean, variance = _standardise(x, (0,) + tuple(range(2, x.ndim)), eps)
+    view = (-1,) + (1,) * (x.ndim - 2)
+    y = xhat if weight is None else np.multiply(xhat, weight.reshape(view))
+    if bias is not None:
+        y = np.add(y, bias.reshape(view), out=None if y is xhat else y)
+    return y, xhat, mean.reshape(-1), variance.reshape(-1)
 
 
 def _picking(target: Handle, axis: int, weight: Handle | None, ignore_index: int,

@@ -1,4 +1,4 @@
-"""Optional capabilities: convolution, max and average pooling, softmax, layer
+"""Optional capabilities: convolution, max and average pooling, softmax, layer and batch
 normalisation, the linear map, the negative log-likelihood loss and the Adam update as one
 backend call where the backend offers them, with the composites in conv.py, pooling.py,
 activation.py, normalization.py, loss.py and ``pyburn/optim/adam.py`` as the fallback.
@@ -33,6 +33,12 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     ``layer_norm(x, weight, bias, ndims, eps)``: ``(x - mean) / sqrt(var + eps) * weight +
     bias`` over the trailing `ndims` dims (biased variance); `weight` and `bias` have those
     dims' shape, and either may be None (no scale, no shift).
+``"batch_norm"``
+    ``batch_norm(x, weight, bias, eps)``: x (N, C, ...) normalised with its batch
+    statistics, ``(x - mean) / sqrt(var + eps) * weight + bias`` with the mean and biased
+    variance over every dim but dim 1 (the channels); `weight` and `bias` are (C,), either
+    may be None. Returns ``(y, xhat, mean, var)``: the output, the normalised x before the
+    weight and bias (y itself where neither is given), and mean and var of shape (C,).
 ``"linear"``
     ``linear(x, w, b)``: ``x @ w.T + b`` for x (..., in), w (out, in) and b (out,), or no
     bias where `b` is None; returns (..., out). x may be 1-d (a single row).
@@ -63,10 +69,12 @@ pooling's is g times each pooled dim's averaging matrix (the op is separable), s
 uses its output (saved; computed again by this same op when the backward pass is itself
 recorded), layer_norm's are the composite's gradients written out, linear's are three
 matrix products and a sum (g @ w for x, g's rows transposed times x's for w, g summed over
-the rows for b); nll_loss and its gradient are each other's adjoints (linear in logp and in
-g). The Adam update is the exception: optimizers run it under ``no_grad``, so it records
-nothing and has no rule. Arguments are checked by the callers; `offered` is the one place
-that decides between a capability and the composite.
+the rows for b), batch_norm's the closed form (from the saved normalised x, computed again
+in tensor ops when the backward pass is itself recorded); nll_loss and its gradient are
+each other's adjoints (linear in logp and in g). The Adam update is the exception:
+optimizers run it under ``no_grad``, so it records nothing and has no rule. Arguments are
+checked by the callers; `offered` is the one place that decides between a capability and
+the composite.
 """
 
 from __future__ import annotations
@@ -82,13 +90,15 @@ MAX_POOL = "max_pool"
 AVG_POOL = "avg_pool"
 SOFTMAX = "softmax"
 LAYER_NORM = "layer_norm"
+BATCH_NORM = "batch_norm"
 LINEAR = "linear"
 NLL_LOSS = "nll_loss"
 ADAM = "adam"
 #: the capability each backward rule of this module belongs to
 RULES = {"conv": CONV, "conv_transpose": CONV, "conv_weight": CONV, "max_pool": MAX_POOL,
          "avg_pool": AVG_POOL, "softmax": SOFTMAX, "layer_norm": LAYER_NORM,
-         "linear": LINEAR, "nll_loss": NLL_LOSS, "nll_loss_grad": NLL_LOSS}
+         "batch_norm": BATCH_NORM, "linear": LINEAR, "nll_loss": NLL_LOSS,
+         "nll_loss_grad": NLL_LOSS}
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -210,6 +220,23 @@ def layer_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None, ndims: int
                                          None if bias is None else bias._h, ndims, eps)
     return result(handle, x.shape, x.dtype, "layer_norm", (x, *affine), ndims=ndims, eps=eps,
                   weight=weight is not None, bias=bias is not None)
+
+
+def batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None,
+               eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """The backend's normalisation of x (N, C, ...) with its batch statistics, scaled by
+    `weight` and shifted by `bias` where given (both (C,)): the output, and the batch mean and
+    biased variance (C,) outside the graph, for the running statistics."""
+    affine = tuple(t for t in (weight, bias) if t is not None)
+    y, xhat, mean, var = x.device.backend.batch_norm(
+        x._h, None if weight is None else weight._h, None if bias is None else bias._h, eps)
+    channels = x.shape[1:2]
+    mean, var = (wrap(h, channels, x.dtype, x.device) for h in (mean, var))
+    # the normalised x and the variance, outside the graph, for a first-order backward pass
+    out = result(y, x.shape, x.dtype, "batch_norm", (x, *affine), eps=eps,
+                 weight=weight is not None, bias=bias is not None,
+                 xhat=wrap(xhat, x.shape, x.dtype, x.device), var=var)
+    return out, mean, var
 
 
 def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:

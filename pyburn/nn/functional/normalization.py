@@ -6,8 +6,9 @@ and ``instance_norm`` with running tensors make those tensors hold the new runni
 (unbiased) variance, ``(1 - momentum) * running + momentum * batch_stat``. pyburn's in-place
 form is ``Tensor.assign_``: the running tensors are rebound to new values, never recorded for
 gradients (the batch statistics are detached first), and any graph that already used their
-old values keeps them. layer_norm is one backend call where the backend offers the
-"layer_norm" capability (`capability.offered`).
+old values keeps them. layer_norm, and batch_norm with batch statistics, are one backend call
+each where the backend offers the "layer_norm" / "batch_norm" capability
+(`capability.offered`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 from ... import ArgumentError, ShapeError, Tensor
 from . import capability
-from .capability import LAYER_NORM, offered
+from .capability import BATCH_NORM, LAYER_NORM, offered
 from .windows import check_min_rank
 
 #: machine epsilon per float dtype: rms_norm's default eps, as in PyTorch
@@ -94,15 +95,19 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if training and count <= 1:
             raise ArgumentError(f"{op}: training needs more than one value per channel, got "
                                 f"input shape {x.shape}")
-        mean = x.mean(dims, keepdim=True)
-        var = x.var(dims, keepdim=True, correction=0)
+        _check_affine(weight, bias, (channels,), op)
+        if offered(BATCH_NORM, x, *(t for t in (weight, bias) if t is not None)):
+            y, mean, var = capability.batch_norm(x, weight, bias, eps)
+        else:
+            mean = x.mean(dims, keepdim=True)
+            var = x.var(dims, keepdim=True, correction=0)
+            y = _affine((x - mean) * (var + eps).rsqrt(), weight, bias, (channels,), view, op)
         if training and running_mean is not None:
             _update(running_mean, mean.reshape(channels), momentum)
         if training and running_var is not None:
             _update(running_var, var.reshape(channels) * (count / (count - 1)), momentum)
-    else:
-        mean, var = running_mean.reshape(view), running_var.reshape(view)
-    y = (x - mean) * (var + eps).rsqrt()
+        return y
+    y = (x - running_mean.reshape(view)) * (running_var.reshape(view) + eps).rsqrt()
     return _affine(y, weight, bias, (channels,), view, op)
 
 

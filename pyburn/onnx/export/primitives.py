@@ -403,6 +403,23 @@ def _nll_loss(b: Builder, ev: Event, outs: list[str]) -> None:
         b.node("NegativeLogLikelihoodLoss", [logp, target, *weight], outs[0], **attrs)
 
 
+def _standardise(b: Builder, x: str, axes: list[int], eps: float, dtype: str,
+                 affine: list[tuple[str, str]], out: str) -> None:
+    """The normalisation composites' operators into `out`: x less its mean over `axes`,
+    times the reciprocal of ``sqrt(var + eps)``, then each ``(op, operand)`` of `affine`."""
+    def mean(v: str) -> str:
+        return b.axes_input("ReduceMean", v, axes, since=18, keepdims=1)
+
+    centred = b.node("Sub", [x, mean(x)])
+    variance = mean(b.node("Mul", [centred, centred]))
+    scale = b.node("Reciprocal", [b.node("Sqrt", [b.node("Add", [variance,
+                                                                 b.number(eps, dtype)])])])
+    chain = [("Mul", scale)] + affine
+    y = centred
+    for i, (op, operand) in enumerate(chain):
+        y = b.node(op, [y, operand], out if i == len(chain) - 1 else None)
+
+
 @_emitter("layer_norm")
 def _layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
     # the backends' fused layer norm (cpu, wgpu): ONNX's LayerNormalization from opset 17,
@@ -412,18 +429,25 @@ def _layer_norm(b: Builder, ev: Event, outs: list[str]) -> None:
     if b.opset >= 17 and ev.ctx["weight"]:
         b.node("LayerNormalization", [x, *affine], outs[0], axis=-ndims, epsilon=eps)
         return
-    axes = list(range(-ndims, 0))
-    dtype = b.trace.values[ev.inputs[0]].dtype.name
+    chain = ([("Mul", affine.pop(0))] if ev.ctx["weight"] else []) + (
+        [("Add", affine.pop(0))] if ev.ctx["bias"] else [])
+    _standardise(b, x, list(range(-ndims, 0)), eps, b.trace.values[ev.inputs[0]].dtype.name,
+                 chain, outs[0])
 
-    def mean(v: str) -> str:
-        return b.axes_input("ReduceMean", v, axes, since=18, keepdims=1)
 
-    centred = b.node("Sub", [x, mean(x)])
-    variance = mean(b.node("Mul", [centred, centred]))
-    scale = b.node("Reciprocal", [b.node("Sqrt", [b.node("Add", [variance,
-                                                                 b.number(eps, dtype)])])])
-    chain = ([("Mul", scale)] + ([("Mul", affine.pop(0))] if ev.ctx["weight"] else [])
-             + ([("Add", affine.pop(0))] if ev.ctx["bias"] else []))
-    y = centred
-    for i, (op, operand) in enumerate(chain):
-        y = b.node(op, [y, operand], outs[0] if i == len(chain) - 1 else None)
+@_emitter("batch_norm")
+def _batch_norm(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused batch norm with batch statistics (cpu; F.batch_norm in training or
+    # without running statistics, which an nn.BatchNorm in eval mode never is): the
+    # composite's operators over every dim but the channels, with weight and bias (C,)
+    # unsqueezed to (C, 1, ...) so that they broadcast along dim 1
+    x, *affine = (b.value(r) for r in ev.inputs)
+    rank = len(_dims(b, ev.inputs[0]))
+
+    def per_channel(v: str) -> str:
+        return b.axes_input("Unsqueeze", v, list(range(1, rank - 1))) if rank > 2 else v
+
+    chain = ([("Mul", per_channel(affine.pop(0)))] if ev.ctx["weight"] else []) + (
+        [("Add", per_channel(affine.pop(0)))] if ev.ctx["bias"] else [])
+    _standardise(b, x, [0, *range(2, rank)], ev.ctx["eps"],
+                 b.trace.values[ev.inputs[0]].dtype.name, chain, outs[0])

@@ -410,6 +410,29 @@ def test_functional_layer_norm_exports(tmp_path, opset, affine):
     assert ("LayerNormalization" in ops(proto)) == (opset >= 17 and affine[0])
 
 
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("shape", [(4, 3), (4, 3, 5), (2, 3, 4, 5)], ids=str)
+@pytest.mark.parametrize("affine", [(True, True), (False, False), (False, True)])
+def test_functional_batch_norm_with_batch_statistics_exports(tmp_path, opset, shape, affine):
+    # F.batch_norm with batch statistics is one "batch_norm" op on cpu: the composite's
+    # operators over every dim but the channels (an nn.BatchNorm in eval mode exports as
+    # BatchNormalization with its running statistics instead)
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(pyburn.rand(3, device=DEV) + 0.5) if affine[0] else None
+            self.b = nn.Parameter(pyburn.randn(3, device=DEV)) if affine[1] else None
+
+        def forward(self, x):
+            return F.batch_norm(x * 3.0, None, None, self.w, self.b, training=True, eps=1e-3)
+
+    pyburn.manual_seed(14)
+    proto = check(Model(), pyburn.randn(*shape, device=DEV), tmp_path,
+                  [(pyburn.randn(7, *shape[1:], device=DEV),)], dynamic_axes={"input": [0]},
+                  opset=opset)
+    assert "ReduceMean" in ops(proto) and "BatchNormalization" not in ops(proto)
+
+
 @pytest.mark.skipif(pyburn.backends.wgpu.unavailable_reason() is not None, reason="no wgpu")
 def test_fused_wgpu_softmax_and_layer_norm_export(tmp_path):
     # on wgpu F.layer_norm and F.log_softmax run as fused kernels, traced as such
