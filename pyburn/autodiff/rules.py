@@ -177,14 +177,19 @@ def _conv_geometry(ctx: dict[str, Any]) -> tuple:
 
 
 def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """Also the bias's gradient where the convolution took one ("conv_bias"): g summed over
+    the batch and the positions."""
     from ..nn.functional import capability
 
-    x, w = inputs
+    x, w, *bias = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
-    return (capability.conv_transpose(g, w, stride, [b for b, _ in padding], dilation, groups,
-                                      x.shape[2:]) if x.requires_grad else None,
-            capability.conv_weight(x, g, w.shape[2:], stride, padding, dilation, groups)
-            if w.requires_grad else None)
+    grads = (capability.conv_transpose(g, w, stride, [b for b, _ in padding], dilation, groups,
+                                       x.shape[2:]) if x.requires_grad else None,
+             capability.conv_weight(x, g, w.shape[2:], stride, padding, dilation, groups)
+             if w.requires_grad else None)
+    if not bias:
+        return grads
+    return grads + (g.sum((0, *range(2, g.ndim))) if bias[0].requires_grad else None,)
 
 
 def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:

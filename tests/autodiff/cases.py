@@ -389,6 +389,14 @@ CONVOLUTION = [
          ref=lambda L, x, w: L.nn.functional.conv1d(L.nn.functional.pad(x, (1, 2)), w)),
     case("conv3d_data_input", lambda L, x, w: L.nn.functional.conv3d(x, w, stride=2),
          rand(1, 2, 4, 5, 3, grad=False), rand(2, 2, 2, 3, 1)),
+    # the bias inside the convolution where the device offers "conv_bias": its gradient,
+    # with and without the others', and through a nonlinearity for a second order that is
+    # not zero
+    case("conv1d_bias_squared", lambda L, x, w, b: L.nn.functional.conv1d(
+        x, w, b, stride=2, padding=1, groups=3) ** 2, rand(2, 3, 7), rand(6, 1, 3), rand(6)),
+    case("conv3d_bias_only_the_bias_learns", lambda L, x, w, b: L.nn.functional.conv3d(
+        x, w, b, padding=(1, 0, 1)).tanh(), rand(2, 2, 3, 4, 3, grad=False),
+         rand(3, 2, 2, 2, 2, grad=False), rand(3)),
     case("conv_transpose2d", lambda L, x, w: L.nn.functional.conv_transpose2d(
         x, w, stride=2, padding=1, output_padding=1), rand(2, 3, 3, 4), rand(3, 2, 3, 3)),
     case("conv_transpose1d_past_the_last_window",

@@ -660,13 +660,15 @@ def test_available_and_caps():
     assert unavailable_reason() is None
     assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
     # every dtype, plus the numpy computations that replace composites (checked below)
-    assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
-                                 "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
+    assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "conv_bias",
+                                 "max_pool", "softmax", "layer_norm", "batch_norm", "linear",
+                                 "nll_loss", "adam"})
     assert create(1) is not BE
 
 
 # ---- capabilities against the composites they replace ------------------------------------
-# "softmax", "layer_norm", "batch_norm", "linear", "nll_loss" and "adam" run the composite's
+# "conv_bias", "softmax", "layer_norm", "batch_norm", "linear", "nll_loss" and "adam" run
+# the composite's
 # own operations
 # in its order, so the numbers must be the composite's bit for bit (the same device with the
 # capability taken out of the caps runs the composite).
@@ -869,4 +871,38 @@ def test_linear_capability_gives_the_composites_numbers(monkeypatch, dtype, shap
     with_it, without = _both_paths(monkeypatch, {"linear"}, run)
     _assert_identical(with_it[:-1], without[:-1])
     tol = {float16: 1e-3, float32: 1e-6, float64: 1e-14}[dtype]
+    np.testing.assert_allclose(with_it[-1], without[-1], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("nd, options", [(1, {"padding": "same"}),
+                                         (2, {"stride": (2, 1), "padding": 1, "groups": 2}),
+                                         (3, {"dilation": 2})], ids=["1d", "2d", "3d"])
+def test_conv_bias_capability_gives_the_separate_adds_numbers(monkeypatch, dtype, nd, options):
+    """The bias added inside the convolution ("conv_bias") against the convolution and then
+    a broadcast add ("conv" alone): values bit for bit, over several chunks of images (a
+    small chunk size) and for float16 (computed in float32, the bias added after the
+    rounding); the gradients of x and w bit for bit (the same ops), the bias's within
+    rounding (the same sum, perhaps taken in another order)."""
+    import pyburn
+    import pyburn.nn.functional as F
+    from pyburn.backends.cpu import conv as cpu_conv
+
+    monkeypatch.setattr(cpu_conv, "CHUNK_BYTES", 2048)
+    dev = pyburn.device("cpu").autodiff()
+    rng = np.random.default_rng(nd)
+    spatial, kernel = (7, 6, 5)[:nd], (3, 2, 2)[:nd]
+    data = [rng.normal(size=s).astype(NUMPY_DTYPES[dtype])
+            for s in ((5, 4) + spatial, (6, 4 // options.get("groups", 1)) + kernel, (6,))]
+    conv = getattr(F, f"conv{nd}d")
+
+    def run():
+        x, w, b = (pyburn.from_numpy(v, device=dev).requires_grad_() for v in data)
+        y = conv(x, w, b, **options)
+        (y * y.detach()).sum().backward()
+        return [y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()]
+
+    with_it, without = _both_paths(monkeypatch, {"conv_bias"}, run)
+    _assert_identical(with_it[:-1], without[:-1])
+    tol = {float16: 1e-2, float32: 1e-5, float64: 1e-12}[dtype]
     np.testing.assert_allclose(with_it[-1], without[-1], rtol=tol, atol=tol)

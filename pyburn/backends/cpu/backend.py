@@ -130,10 +130,11 @@ class CpuBackend(Backend):
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.nn.functional.capability``: convolution
-    #: (conv, conv_transpose, conv_weight), max pooling, softmax, layer_norm, batch_norm,
-    #: linear, the nll loss and the Adam update, as one numpy computation each
-    caps = frozenset({"float64", "int64", "float16", "conv", "max_pool", "softmax",
-                      "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
+    #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
+    #: layer_norm, batch_norm, linear, the nll loss and the Adam update, as one numpy
+    #: computation each
+    caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "max_pool",
+                      "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -332,13 +333,14 @@ class CpuBackend(Backend):
             np.add(y, b, out=y)
         return y.reshape(lead + (w.shape[0],))
 
-    # ---- capabilities "conv" and "max_pool" (see pyburn.nn.functional.capability) ----------
+    # ---- capabilities "conv", "conv_bias" and "max_pool" (pyburn.nn.functional.capability) --
     @_quietly
     def conv(self, x: Handle, w: Handle, stride: Sequence[int],
              padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-             groups: int) -> Handle:
-        """Convolution as one im2col copy and one matrix product per group."""
-        return convolution.conv(x, w, stride, padding, dilation, groups)
+             groups: int, bias: Handle | None = None) -> Handle:
+        """Convolution as one im2col copy and one matrix product per group, the bias (when
+        given) added to each chunk of the product."""
+        return convolution.conv(x, w, stride, padding, dilation, groups, bias)
 
     @_quietly
     def conv_transpose(self, x: Handle, w: Handle, stride: Sequence[int],

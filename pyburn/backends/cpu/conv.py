@@ -105,9 +105,10 @@ def _by_group(y: np.ndarray, groups: int) -> np.ndarray:
 
 
 def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: Ints,
-         groups: int) -> np.ndarray:
-    """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K); `padding` holds
-    (before, after) zeros per spatial dim. Returns (N, O, *out)."""
+         groups: int, bias: np.ndarray | None = None) -> np.ndarray:
+    """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K), plus `bias` (O,) per
+    output channel when given; `padding` holds (before, after) zeros per spatial dim.
+    Returns (N, O, *out)."""
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]
@@ -115,9 +116,21 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     wg = w.reshape(groups, o // groups, math.prod(w.shape[1:]))
     p = cols.positions
     y = np.empty((groups, o // groups, n * p), dtype=np.result_type(x, w))
+    # The bias joins each chunk's product while that is still in cache, rather than in a
+    # pass of its own over the whole output. It is one `out + bias` per element either way,
+    # in the output's dtype, so the numbers are those of a separate add: float16 therefore
+    # adds after its product is rounded to float16, as a separate add would.
+    early = bias is not None and y.dtype == dtype
+    shift = bias.reshape(groups, o // groups, 1) if early else None
     for a, b in cols.chunks:
-        np.matmul(wg, cols(a, b), out=y[:, :, a * p:b * p])
-    return y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype, copy=False)
+        part = y[:, :, a * p:b * p]
+        np.matmul(wg, cols(a, b), out=part)
+        if early:
+            part += shift
+    out = y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype, copy=False)
+    if bias is not None and not early:
+        out += bias.reshape((o,) + (1,) * len(cols.out))
+    return out
 
 
 def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,

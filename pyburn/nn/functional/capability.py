@@ -14,6 +14,11 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
     to `size` from offset `padding` (one int per dim), zero where `size` reaches past it.
     ``conv_weight(x, g, kernel, stride, padding, dilation, groups)``: the adjoint of conv in
     its weight: x (N, C, *S) and g (N, O, *out) give (O, C/groups, *kernel).
+``"conv_bias"``
+    (with "conv") ``conv`` takes a last argument ``bias``: a (O,) handle of x's dtype added
+    to every output of its channel, or None. Each output is ``out + bias`` rounded to the
+    dtype, the numbers of a separate add after the convolution; the backend adds it while
+    the product is at hand instead of in a pass of its own over the output.
 ``"max_pool"``
     ``max_pool(x, kernel, stride, padding, dilation, indices)``: over x's trailing
     ``len(kernel)`` dims padded with -inf, the max of each window and, when `indices` is
@@ -64,17 +69,17 @@ A backend that lists a capability in its ``caps`` implements its methods (the cp
 
 Each op here is one recorded node whose backward rule (``pyburn.autodiff.rules``) is written
 with tensor ops, so gradients of gradients work: the three conv ops are each other's
-adjoints, max pooling's gradient is a ``scatter_add`` at the saved indices, average
-pooling's is g times each pooled dim's averaging matrix (the op is separable), softmax's
-uses its output (saved; computed again by this same op when the backward pass is itself
-recorded), layer_norm's are the composite's gradients written out, linear's are three
-matrix products and a sum (g @ w for x, g's rows transposed times x's for w, g summed over
-the rows for b), batch_norm's the closed form (from the saved normalised x, computed again
-in tensor ops when the backward pass is itself recorded); nll_loss and its gradient are
-each other's adjoints (linear in logp and in g). The Adam update is the exception:
-optimizers run it under ``no_grad``, so it records nothing and has no rule. Arguments are
-checked by the callers; `offered` is the one place that decides between a capability and
-the composite.
+adjoints (conv's bias gets g summed over every dim but the channels), max pooling's
+gradient is a ``scatter_add`` at the saved indices, average pooling's is g times each
+pooled dim's averaging matrix (the op is separable), softmax's uses its output (saved;
+computed again by this same op when the backward pass is itself recorded), layer_norm's
+are the composite's gradients written out, linear's are three matrix products and a sum
+(g @ w for x, g's rows transposed times x's for w, g summed over the rows for b),
+batch_norm's the closed form (from the saved normalised x, computed again in tensor ops
+when the backward pass is itself recorded); nll_loss and its gradient are each other's
+adjoints (linear in logp and in g). The Adam update is the exception: optimizers run it
+under ``no_grad``, so it records nothing and has no rule. Arguments are checked by the
+callers; `offered` is the one place that decides between a capability and the composite.
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ from ...errors import IndexOutOfRange
 from ...tensor import Tensor, result, wrap
 
 CONV = "conv"
+CONV_BIAS = "conv_bias"
 MAX_POOL = "max_pool"
 AVG_POOL = "avg_pool"
 SOFTMAX = "softmax"
@@ -133,15 +139,19 @@ def _geometry(stride: Ints, padding: Pads, dilation: Ints, groups: int) -> dict:
             "groups": groups}
 
 
-def conv(x: Tensor, w: Tensor, stride: Ints, padding: Pads, dilation: Ints,
-         groups: int) -> Tensor:
-    """The backend's convolution of x (N, C, *S) with w (O, C/groups, *K); `padding` is a
-    (before, after) pair per spatial dim, and a negative "after" cuts x."""
+def conv(x: Tensor, w: Tensor, stride: Ints, padding: Pads, dilation: Ints, groups: int,
+         bias: Tensor | None = None) -> Tensor:
+    """The backend's convolution of x (N, C, *S) with w (O, C/groups, *K), plus `bias` (O,)
+    per output channel where given (the backend must offer "conv_bias" then); `padding` is
+    a (before, after) pair per spatial dim, and a negative "after" cuts x."""
     x, padding = _cut(x, padding)
     out = _windowed(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    # no bias argument at all without one: a backend with "conv" alone takes none
+    with_bias = () if bias is None else (bias._h,)
     handle = x.device.backend.conv(x._h, w._h, tuple(stride), tuple(padding), tuple(dilation),
-                                   groups)
-    return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv", (x, w),
+                                   groups, *with_bias)
+    return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv",
+                  (x, w) if bias is None else (x, w, bias),
                   **_geometry(stride, padding, dilation, groups))
 
 

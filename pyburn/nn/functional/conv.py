@@ -5,8 +5,9 @@ input that each kernel offset sees (``(N, C, K, *out)``, K = kernel elements), a
 matmul over the groups contracts them with the weight. A transposed convolution is the
 adjoint: the matmul with the weight's transpose gives one column per input position, and
 `place_windows` (col2im) adds the columns back into the output image. Where the backend
-offers the "conv" capability (`capability.offered`), each is one backend call instead, and
-`linear` likewise where it offers "linear".
+offers the "conv" capability (`capability.offered`), each is one backend call instead (the
+bias included where it also offers "conv_bias"), and `linear` likewise where it offers
+"linear".
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from ... import ArgumentError, ShapeError, Tensor
 from . import capability
-from .capability import CONV, LINEAR, offered
+from .capability import CONV, CONV_BIAS, LINEAR, offered
 from .windows import (
     Ints,
     check_min_rank,
@@ -116,13 +117,15 @@ def _check_groups(groups: Any, op: str) -> int:
     return groups
 
 
-def _add_bias(y: Tensor, bias: Tensor | None, channels: int, nd: int, op: str) -> Tensor:
-    if bias is None:
-        return y
-    if not isinstance(bias, Tensor) or bias.shape != (channels,):
+def _check_bias(bias: Any, channels: int, op: str) -> None:
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (channels,)):
         raise ShapeError(f"{op}: bias must have shape ({channels},), got "
                          f"{getattr(bias, 'shape', bias)}")
-    return y + bias.reshape((channels,) + (1,) * nd)
+
+
+def _add_bias(y: Tensor, bias: Tensor | None, channels: int, nd: int, op: str) -> Tensor:
+    _check_bias(bias, channels, op)
+    return y if bias is None else y + bias.reshape((channels,) + (1,) * nd)
 
 
 def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
@@ -146,6 +149,10 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
                          f"divisible by groups={groups}")
     pads = _conv_padding(padding, kernel, stride, dilation, op)
     out = windowed_sizes(x, kernel, stride, dilation, pads, op)
+    _check_bias(bias, out_c, op)
+    if bias is not None and offered(CONV_BIAS, x, weight, bias):
+        y = capability.conv(x, weight, stride, pads, dilation, groups, bias)
+        return y if batched else y.squeeze(0)
     if offered(CONV, x, weight):
         y = capability.conv(x, weight, stride, pads, dilation, groups)
     else:

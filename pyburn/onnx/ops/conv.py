@@ -3,10 +3,10 @@ CausalConvWithState.
 
 Each resolves ONNX's window attributes (`spatial.geometry`) and then convolves: where the
 device offers the "conv" capability (and the dtypes are one float type), Conv calls it
-directly, since the geometry is already checked and the capability takes ONNX's (before,
-after) pads as they are; otherwise it calls `pyburn.nn.functional`'s convolution, whose
-padding is symmetric, so the symmetric part of ONNX's (possibly asymmetric) pads goes to F
-and only the remainder is padded here.
+directly (with the bias where it offers "conv_bias"), since the geometry is already checked
+and the capability takes ONNX's (before, after) pads as they are; otherwise it calls
+`pyburn.nn.functional`'s convolution, whose padding is symmetric, so the symmetric part of
+ONNX's (possibly asymmetric) pads goes to F and only the remainder is padded here.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ def _conv(x: Tensor, w: Tensor, b: Tensor | None, auto_pad: str, dilations: Sequ
     g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
     if capability.offered(capability.CONV, x, w, *([] if b is None else [b])):
         _check_channels(x, w, b, group, op)
+        if b is not None and capability.offered(capability.CONV_BIAS, x, w, b):
+            return capability.conv(x, w, g.strides, g.pads, g.dilations, group, b)
         return _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group),
                                  b)
     sym = [max(0, min(before, after)) for before, after in g.pads]

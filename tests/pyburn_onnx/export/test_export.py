@@ -91,6 +91,17 @@ def test_mnist_cnn_with_a_dynamic_batch(tmp_path, dev):
     assert {"Conv", "BatchNormalization", "Gemm"} <= ops(proto)
 
 
+def test_a_conv_with_its_bias_exports_as_one_conv(tmp_path):
+    # cpu adds the bias inside the convolution ("conv_bias"): one recorded conv with three
+    # inputs, which is ONNX's Conv with its B input
+    pyburn.manual_seed(4)
+    model = nn.Conv2d(3, 5, 3, stride=2, padding=1, device=DEV)
+    proto = check(model, pyburn.randn(2, 3, 9, 8, device=DEV), tmp_path)
+    (node,) = proto.graph.node
+    assert node.op_type == "Conv" and len(node.input) == 3
+    assert node.input[2] == "bias"
+
+
 def test_two_layer_lstm_with_dynamic_length_and_batch(tmp_path):
     pyburn.manual_seed(2)
     model = nn.LSTM(5, 7, num_layers=2, device=DEV)
