@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from . import buffer
-from .autodiff.graph import AccumulateGrad, is_grad_enabled, link, record
+from .autodiff.graph import (
+    AccumulateGrad,
+    check_root,
+    default_grad,
+    is_grad_enabled,
+    link,
+    record,
+    run_backward,
+)
 from .device import Device
 from .device import device as as_device
 from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
@@ -211,8 +219,6 @@ class Tensor:
         unless `retain_graph`; `create_graph` records the backward pass itself, for
         higher-order derivatives.
         """
-        from .autodiff.graph import check_root, default_grad, run_backward
-
         check_root(self, "backward()")
         g = default_grad(self, "backward()") if gradient is None else gradient
         run_backward([self], [g], retain_graph=create_graph if retain_graph is None

@@ -163,20 +163,22 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
     `capture` is given, in which case the summed gradient arriving at each captured node is
     returned (by ``id(node)``) and no leaf is touched.
     """
-    rules = _rules()
-    pending: dict[int, Tensor] = {}
+    rules = _late().rules
+    pending: dict[Node, Tensor] = {}  # the gradient summed so far at each node (by identity)
     for out, g in zip(outputs, grad_outputs):
         node = out._node
-        pending[id(node)] = pending[id(node)] + g if id(node) in pending else g
-    wanted = {id(n) for n in capture} if capture is not None else None
+        pending[node] = pending[node] + g if node in pending else g
+    wanted = set(capture) if capture is not None else None
     captured: dict[int, Tensor] = {}
-    mode = enable_grad() if create_graph else no_grad()
-    with mode:
+    # the mode is set directly rather than with `enable_grad()` / `no_grad()`: the same
+    # save and restore, without a context object per backward pass
+    previous, _state.enabled = _state.enabled, bool(create_graph)
+    try:
         for node in _topological(out._node for out in outputs):
-            g = pending.pop(id(node), None)
+            g = pending.pop(node, None)
             if g is None:
                 continue
-            if wanted is not None and id(node) in wanted:
+            if wanted is not None and node in wanted:
                 captured[id(node)] = g
             if isinstance(node, AccumulateGrad):
                 if wanted is None:
@@ -190,23 +192,29 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 node.inputs, node.ctx = None, {}
             for parent, pg in zip(node.parents, grads):
                 if parent is not None and pg is not None:
-                    key = id(parent)
-                    pending[key] = pending[key] + pg if key in pending else pg
+                    pending[parent] = pending[parent] + pg if parent in pending else pg
+    finally:
+        _state.enabled = previous
     return captured
 
 
-def _rules() -> dict[str, Callable]:
-    """The rule table, imported on first use (it needs the tensor ops, which need this
-    module)."""
-    global _RULES
-    if _RULES is None:
+class _Late:
+    """Names from modules that import this one (the rule table needs the tensor ops, which
+    need this module), bound by `_late` on first use: an import statement per backward
+    pass costs a microsecond each."""
+
+    rules: dict[str, Callable] = {}
+    constant: Callable[..., Tensor]
+
+
+def _late() -> type[_Late]:
+    """`_Late`, its names bound."""
+    if not _Late.rules:
+        from ..math_ops import constant
         from .rules import RULES
 
-        _RULES = RULES
-    return _RULES
-
-
-_RULES: dict[str, Callable] | None = None
+        _Late.rules, _Late.constant = RULES, constant
+    return _Late
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
@@ -237,6 +245,6 @@ def default_grad(t: Tensor, what: str) -> Tensor:
     if t.numel() != 1:
         raise ShapeError(f"{what} of a tensor of shape {t.shape} needs a gradient argument "
                          "(only one-element outputs get an implicit gradient of 1)")
-    from ..creation import ones_like
-
-    return ones_like(t)
+    # the layer's shared one-element constant: `ones_like` would allocate (or upload) a new
+    # handle per backward call, and handles are immutable, so one serves every call
+    return _late().constant(1.0, t.dtype, t.shape, t.device)

@@ -105,15 +105,17 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        state, update = self.state, self.update  # bound once: this loop runs every step
         with no_grad():
             for group in self.param_groups:
+                maximize = group.get("maximize", False)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     grad = _grad_of(p)
-                    if group.get("maximize", False):
+                    if maximize:
                         grad = -grad
-                    p.assign_(self.update(p, grad, self.state[p], group))
+                    p.assign_(update(p, grad, state[p], group))
         return loss
 
     def update(self, param: Tensor, grad: Tensor, state: dict[str, Any],

@@ -63,6 +63,21 @@ def test_backward_of_a_leaf_itself(dev):
     assert values(x.grad) == [1.0] * 6
 
 
+def test_implicit_gradient_survives_in_place_changes_of_grad(dev):
+    # the implicit gradient of a one-element root is a shared constant: changing the .grad
+    # it became must not change the next backward's gradient
+    x = pyburn.tensor(3.0, dtype=widest_float(dev), device=dev, requires_grad=True)
+    x.backward()
+    x.backward()
+    assert x.grad.item() == 2.0
+    with pyburn.no_grad():
+        x.grad.add_(5.0)
+    x.grad = None
+    x.backward()
+    (x * 4.0).backward()
+    assert x.grad.item() == 5.0
+
+
 def test_backward_with_a_gradient_argument(dev):
     x = leaf(dev)
     w = pyburn.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=widest_float(dev), device=dev)
