@@ -216,8 +216,9 @@ def avg_pool(x: Tensor, windows: Sequence[Sequence[tuple[int, int, int]]],
 def softmax(x: Tensor, dim: int, log: bool) -> Tensor:
     """The backend's softmax of x along `dim` (log_softmax when `log`); `dim` >= 0."""
     handle = x.device.backend.softmax(x._h, dim, log)
-    # the output, outside the graph, for a first-order backward pass
-    saved = wrap(handle, x.shape, x.dtype, x.device)
+    # the output, outside the graph, for a first-order backward pass (only a recorded call,
+    # whose input requires grad, has one)
+    saved = wrap(handle, x.shape, x.dtype, x.device) if x.requires_grad else None
     return result(handle, x.shape, x.dtype, "softmax", (x,), dim=dim, log=log, out=saved)
 
 
