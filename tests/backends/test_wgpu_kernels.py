@@ -8,13 +8,12 @@ backend, over strides, padding, dilation, groups and odd sizes; then the same ca
 limits shrunk (tiny bindings, a tiny loop budget) so that small inputs take the paths of
 huge ones; then that each call really is the kernel (the shaders dispatched).
 
-Skipped without an adapter, unless $PYBURN_REQUIRE_WGPU=1.
+Skipped when the run skips wgpu on purpose (PYBURN_SKIP=wgpu).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import pytest
 
@@ -33,7 +32,7 @@ from pyburn.backends.wgpu.templates import source  # noqa: E402
 from pyburn.nn.functional import capability  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
-if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
+if REASON:  # skipped on purpose: tests/conftest.py stops a run that lacks wgpu otherwise
     pytest.skip(REASON, allow_module_level=True)
 
 TF = torch.nn.functional

@@ -10,14 +10,13 @@ consumers fused into a reduction by columns (one dispatch, or two with segments)
 same under tiny limits (bindings cut into pieces, loops cut into many segments). A spy on
 the layout decision checks that each case takes the layout it is meant to exercise.
 
-Skipped without an adapter, unless $PYBURN_REQUIRE_WGPU=1.
+Skipped when the run skips wgpu on purpose (PYBURN_SKIP=wgpu).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import pytest
 
@@ -28,7 +27,7 @@ from pyburn.backends import wgpu  # noqa: E402
 from pyburn.backends.wgpu import launch, reduce  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
-if REASON and os.environ.get("PYBURN_REQUIRE_WGPU") != "1":
+if REASON:  # skipped on purpose: tests/conftest.py stops a run that lacks wgpu otherwise
     pytest.skip(REASON, allow_module_level=True)
 
 FORMS = ["wgpu", "wgpu_nofusion"]

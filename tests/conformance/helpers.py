@@ -305,21 +305,26 @@ class Golden:
         return [Expected.from_json(d) for d in self._loaded[key]]
 
     def save(self) -> None:
-        """Merge this session's records into the file, atomically (temp file, fsync, rename)."""
+        """Merge this session's records into the file, atomically (temp file, fsync, rename),
+        under a lock: the desktop suite's parallel workers each merge their share."""
         if not self.recorded:
             return
-        try:
-            merged = json.loads(self.path.read_text())
-        except (FileNotFoundError, ValueError):
-            merged = {}
-        merged.update(self.recorded)
+        import fcntl  # POSIX only, and only the desktop run (with numpy) records
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "w") as f:
-            json.dump(merged, f, sort_keys=True, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                merged = json.loads(self.path.read_text())
+            except (FileNotFoundError, ValueError):
+                merged = {}
+            merged.update(self.recorded)
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            with open(tmp, "w") as f:
+                json.dump(merged, f, sort_keys=True, separators=(",", ":"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
 
 
 GOLDEN = Golden(GOLDEN_PATH)

@@ -32,6 +32,9 @@ def run_pytest(root, pytest_args):
     print(f"pyburn {pyburn.__version__} from {where}; Python {sys.version.split()[0]}",
           flush=True)
     os.chdir(root)
+    # Node has no WebGPU: this run is the flex suite (e2e/conformance.py runs the conformance
+    # suite on WebGPU in Chromium), so tests/conftest.py must not ask for an adapter
+    os.environ["PYBURN_SKIP"] = "wgpu"
     import pytest
 
     return int(pytest.main(["-q", "-p", "no:cacheprovider", *pytest_args]))

@@ -6,10 +6,19 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
+
 import pyburn.nn.functional as F
 from pyburn.train import Accuracy, Learner, Progress, TerminalRenderer
 
 from .helpers import make_setup
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """A bar is cut to the terminal's width: these tests see a 120-column one, whatever
+    runs them (pytest-xdist's workers, a narrow window)."""
+    monkeypatch.setenv("COLUMNS", "120")
 
 
 def fit_output(device, tty: bool, epochs: int = 2) -> str:

@@ -42,9 +42,18 @@ def _platform() -> ModuleType:
     return native
 
 
+def _switched_on(variable: str) -> bool:
+    """Whether environment `variable` leaves its feature on: anything but "0", "false",
+    "off" or "no" (unset counts as on)."""
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
 @functools.cache
 def _adapters() -> tuple[Any, ...] | str:
-    """The adapters, best first, or why there are none (a sentence with the fix)."""
+    """The adapters, best first, or why there are none (a sentence with the fix).
+    $PYBURN_WGPU=0 hides them all, as if the machine had none."""
+    if not _switched_on("PYBURN_WGPU"):
+        return "wgpu is switched off ($PYBURN_WGPU=0)"
     if IN_BROWSER:  # what browser.connect() found
         browser = _platform()
         return browser.adapters() or browser.unavailable_reason()
@@ -97,7 +106,7 @@ _runtimes: list[Any] = []
 def fusion_enabled() -> bool:
     """Whether `create` wraps the backend in the fusion decorator: yes unless
     $PYBURN_FUSION is "0" (or "false", "off", "no")."""
-    return os.environ.get("PYBURN_FUSION", "1").strip().lower() not in ("0", "false", "off", "no")
+    return _switched_on("PYBURN_FUSION")
 
 
 def create(index: int, fusion: bool | None = None) -> WgpuBackend | FusionBackend:
