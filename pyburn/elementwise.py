@@ -20,14 +20,13 @@ from dataclasses import dataclass, replace
 INF = math.inf
 NAN = math.nan
 
-# What inputs an op accepts and what it returns:
+# An op's `domain`: what inputs it accepts and what it returns:
 #   "float"     inputs are cast to a float dtype first; result has that dtype
 #   "numeric"   int or float (bool inputs become int32); result has the input dtype
 #   "rounding"  like "numeric", but the identity on integers
 #   "compare"   any dtype; result is bool
 #   "logical"   any dtype, read as truth values; result is bool
 #   "bitwise"   integers and bool only; result has the input dtype
-DOMAINS = ("float", "numeric", "rounding", "compare", "logical", "bitwise")
 
 
 @dataclass(frozen=True)
@@ -147,10 +146,6 @@ def _right_shift(a: int, b: int) -> int:
 
 def _sign(x):
     return x if x != x else (x > 0) - (x < 0)
-
-
-def _round_half_even(x: float) -> float:
-    return float(round(x))
 
 
 def _minimum(a, b):

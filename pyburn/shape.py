@@ -1,4 +1,5 @@
-"""Shape arithmetic and argument checks shared by the whole tensor layer.
+"""Shape arithmetic and argument checks shared by the whole tensor layer (and, for the
+plain arithmetic such as `contiguous_strides`, by the backends).
 
 Every check raises a `PyburnError` subclass whose message carries the offending values.
 """
@@ -18,6 +19,16 @@ def numel(shape: Sequence[int]) -> int:
     for s in shape:
         n *= s
     return n
+
+
+def contiguous_strides(shape: Sequence[int]) -> Shape:
+    """Row-major element strides of `shape`."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 def as_shape(args: Sequence, what: str = "shape") -> Shape:

@@ -9,7 +9,6 @@ registration order, which is PyTorch's order, so weights map one to one between 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +20,6 @@ from ..dtypes import as_dtype, default_int
 from ..errors import ArgumentError, DTypeError, PyburnError, ShapeError
 from ..tensor import Tensor
 from .parameter import Parameter, as_value, rebind
-
-#: the tensor layer's module (the name ``pyburn.tensor`` is the creation function)
-tensor_layer = sys.modules[Tensor.__module__]
 
 __all__ = ["LoadResult", "Module", "Parameter"]
 

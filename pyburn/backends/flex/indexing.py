@@ -11,7 +11,8 @@ from array import array
 from itertools import compress
 
 from ...dtypes import int32
-from .storage import TYPECODE, Buf, Shape, contiguous_strides, element_offsets, numel, pack
+from ...shape import contiguous_strides
+from .storage import TYPECODE, Buf, Shape, element_offsets, numel, pack
 
 
 def _without_axis(strides: tuple[int, ...], axis: int) -> tuple[int, ...]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
+from ...shape import contiguous_strides
 from ..strided import flip_view, slice_view
-from .storage import TYPECODE, Buf, Shape, contiguous_strides, element_offsets, numel, scalar
+from .storage import TYPECODE, Buf, Shape, element_offsets, numel, scalar
 
 
 def reshape(x: Buf, shape: Shape) -> Buf:

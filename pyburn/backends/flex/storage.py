@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from itertools import repeat
 
 from ...dtypes import ALL_DTYPES, DType, bool_, float16, int32, int64, uint8
+from ...shape import contiguous_strides
 
 Shape = tuple[int, ...]
 
@@ -41,16 +42,6 @@ _BIG_ENDIAN = sys.byteorder == "big"
 def numel(shape: Iterable[int]) -> int:
     """Number of elements of `shape` (1 for a scalar)."""
     return math.prod(shape)
-
-
-def contiguous_strides(shape: Sequence[int]) -> Shape:
-    """Row-major element strides of `shape`."""
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
 
 
 def _merged_dims(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
@@ -183,11 +174,6 @@ def _int_wrapper(dtype: DType):
 
 
 _WRAP = {d: _int_wrapper(d) for d in (uint8, int32, int64)}
-
-
-def wrap_int(value: int, dtype: DType) -> int:
-    """`value` wrapped into the range of the integer `dtype` (two's complement)."""
-    return _WRAP[dtype](value)
 
 
 def pack(values: Sequence, dtype: DType) -> array:

@@ -9,23 +9,13 @@ they need no copy. Strides and offsets count elements, not bytes; strides may be
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from ...dtypes import DType
+from ...shape import contiguous_strides
 from .kinds import Kind, kind_of
 from .pool import Storage
 
 Shape = tuple[int, ...]
-
-
-def contiguous_strides(shape: Sequence[int]) -> Shape:
-    """Row-major element strides of `shape`."""
-    strides = []
-    step = 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
 
 
 class GpuTensor:

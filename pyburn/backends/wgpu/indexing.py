@@ -12,8 +12,9 @@ import struct
 from itertools import chain
 
 from ...dtypes import bool_, float16, float32, int32
+from ...shape import contiguous_strides
 from .elementwise import Read, cast, contiguous, launch_map
-from .handle import GpuTensor, Shape, contiguous_strides
+from .handle import GpuTensor, Shape
 from .launch import Box, Gpu, Operand
 from .reduce import scan
 from .templates import render

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING
 
 from ...dtypes import DType
 from ...errors import ArgumentError
-from .handle import GpuTensor, Shape, contiguous_strides
+from ...shape import contiguous_strides
+from .handle import GpuTensor, Shape
 from .kinds import kind_of
 from .pool import BufferPool, Storage
 from .runtime import Binding, GpuRuntime
@@ -322,14 +323,6 @@ class Gpu:
                    for k, op in operands.items()}
         return [replace(sub, starts=tuple(a + b for a, b in zip(box.starts, sub.starts)))
                 for sub in self.launches(box.extents, shifted, splittable)]
-
-    def place(self, operand: Operand, starts: Shape, extents: Shape) -> Placed:
-        """`operand` placed for the box (`starts`, `extents`), which must fit the limit."""
-        limits = self.runtime.limits
-        placed = _place(operand, starts, extents, limits.min_storage_buffer_offset_alignment,
-                        limits.max_storage_buffer_binding_size)
-        assert placed is not None, "the box was cut for another operand of the same extent"
-        return placed
 
     def dispatch(self, source: str, box: Box, meta: Sequence[int], groups: int,
                  entry: str = "main") -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...shape import contiguous_strides
 from ..strided import flip_view, slice_view
 from .creation import full
 from .elementwise import contiguous, copy_into
-from .handle import GpuTensor, Shape, contiguous_strides
+from .handle import GpuTensor, Shape
 from .launch import Gpu
 
 

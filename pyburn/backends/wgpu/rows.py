@@ -23,9 +23,10 @@ import math
 import struct
 
 from ...dtypes import bool_
+from ...shape import contiguous_strides
 from .creation import full
 from .elementwise import binary, contiguous, unary, where
-from .handle import GpuTensor, contiguous_strides
+from .handle import GpuTensor
 from .kinds import Kind
 from .launch import Gpu, Operand, coalesce, loop_budget
 from .movement import expand

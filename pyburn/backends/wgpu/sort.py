@@ -12,7 +12,8 @@ import math
 from dataclasses import replace
 
 from ...dtypes import int32
-from .handle import GpuTensor, contiguous_strides
+from ...shape import contiguous_strides
+from .handle import GpuTensor
 from .launch import Gpu, Operand, coalesce
 from .templates import render
 

@@ -203,17 +203,6 @@ def unify(a: Dim, b: Dim) -> Dim:
     return a if isinstance(a, int) else b if isinstance(b, int) else a
 
 
-def unify_shapes(shapes: Sequence[Shape | None]) -> Shape | None:
-    """`unify` dim by dim over shapes that must be equal (None when a rank differs)."""
-    known = [s for s in shapes if s is not None]
-    if not known or any(len(s) != len(known[0]) for s in known):
-        return known[0] if len(known) == len(shapes) == 1 else None
-    out = list(known[0])
-    for s in known[1:]:
-        out = [unify(a, b) for a, b in zip(out, s)]
-    return tuple(out)
-
-
 def join(a: Shape | None, b: Shape | None) -> Shape | None:
     """What two shapes a value may have in common (the two branches of an If, a loop's
     first and later iterations): equal dims kept, others unknown."""

@@ -49,9 +49,10 @@ from dataclasses import dataclass
 
 from ....dtypes import bool_
 from ....elementwise import BINARY, UNARY
+from ....shape import contiguous_strides
 from ..conv import conv
 from ..elementwise import ANCHOR, Epilogue, Fragment, Read, _conversion, expression, launch_map
-from ..handle import GpuTensor, Shape, contiguous_strides
+from ..handle import GpuTensor, Shape
 from ..kinds import Kind, kind_of
 from ..launch import Gpu, Operand
 from ..matmul import matmul
