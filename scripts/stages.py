@@ -46,7 +46,7 @@ class Stage:
 STAGES = (
     Stage("system packages", "system-deps", setup=True),
     Stage("python environment", "setup-python", setup=True),
-    Stage("ruff", "lint"),
+    Stage("lint", "lint"),  # ruff and the import-layer contracts
     Stage("desktop suite", "test-desktop"),
     Stage("pyodide set-up", "setup-pyodide", part="pyodide", setup=True),
     Stage("pyodide suite", "test-pyodide", part="pyodide"),

@@ -166,7 +166,7 @@ def _binary(name: str) -> Rule:
     return rule
 
 
-# ---- optional capabilities (pyburn.nn.functional.capability) ------------------------------
+# ---- optional capabilities (pyburn.ops.capability) ------------------------------
 # The three convolution ops are each other's adjoints: conv is linear in x and in w, its
 # gradient in x is the transposed convolution of g, and in w the weight gradient of x and g;
 # differentiating those again lands on the same three ops, so every order is covered. Each
@@ -179,7 +179,7 @@ def _conv_geometry(ctx: dict[str, Any]) -> tuple:
 def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """Also the bias's gradient where the convolution took one ("conv_bias"): g summed over
     the batch and the positions."""
-    from ..nn.functional import capability
+    from ..ops import capability
 
     x, w, *bias = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
@@ -193,7 +193,7 @@ def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
 
 
 def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..nn.functional import capability
+    from ..ops import capability
 
     x, w = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
@@ -204,7 +204,7 @@ def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) 
 
 
 def _conv_weight(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..nn.functional import capability
+    from ..ops import capability
 
     x, gy = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
@@ -246,7 +246,7 @@ def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
     """From the output y: ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) *
     sum(g)``. A first-order pass reads the saved y; a recorded one (create_graph) computes
     it again, so that a second derivative sees it depend on x."""
-    from ..nn.functional import capability
+    from ..ops import capability
     from .graph import is_grad_enabled
 
     dim = ctx["dim"]
@@ -257,7 +257,7 @@ def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
 
 
 def _nll_loss(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..nn.functional import capability
+    from ..ops import capability
 
     logp, target, *weight = inputs
     unused = (None,) * (len(inputs) - 1)  # the targets, and a weight that requires no grad
@@ -274,7 +274,7 @@ def _nll_loss_grad(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -
     the loss would make NaN). That sum is the "sum" loss of -1 everywhere."""
     from ..creation import full_like
     from ..math_ops import where
-    from ..nn.functional import capability
+    from ..ops import capability
 
     _, target, *weight = inputs
     picking = (target, ctx["axis"], weight[0] if weight else None, ctx["ignore_index"])

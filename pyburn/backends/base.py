@@ -20,7 +20,7 @@ Dtypes
 Optional capabilities
     A backend may also offer faster versions of composites, announced by name in `caps`
     ("conv", "max_pool"): the methods and their contract are documented in
-    ``pyburn/nn/functional/capability.py``, the one place that chooses between a capability
+    ``pyburn/ops/capability.py``, the one place that chooses between a capability
     and the composite. A backend without them loses nothing but speed.
 
 Reading

@@ -45,7 +45,7 @@ class Adam(Optimizer):
                group: dict[str, Any]) -> Tensor:
         """One Adam step for `param` (see the class docstring)."""
         # imported here: pyburn.nn needs the package root, which imports pyburn.optim
-        from ..nn.functional import capability
+        from ..ops import capability
 
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         if not state:

@@ -12,7 +12,7 @@ import pyburn
 from pyburn.autodiff import graph
 from pyburn.autodiff.rules import RULES
 from pyburn.elementwise import BINARY, UNARY
-from pyburn.nn.functional import capability
+from pyburn.ops import capability
 
 from .cases import CASES, FLOAT_RESULT_DOMAINS
 from .helpers import (

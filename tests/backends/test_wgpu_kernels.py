@@ -29,7 +29,7 @@ from pyburn.backends.wgpu import conv as wgpu_conv  # noqa: E402
 from pyburn.backends.wgpu import launch  # noqa: E402
 from pyburn.backends.wgpu.capabilities import KERNEL_CAPS  # noqa: E402
 from pyburn.backends.wgpu.templates import source  # noqa: E402
-from pyburn.nn.functional import capability  # noqa: E402
+from pyburn.ops import capability  # noqa: E402
 
 REASON = wgpu.unavailable_reason()
 if REASON:  # skipped on purpose: tests/conftest.py stops a run that lacks wgpu otherwise

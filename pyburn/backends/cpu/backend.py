@@ -129,7 +129,7 @@ class CpuBackend(Backend):
 
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
-    #: beyond the dtypes, capabilities of ``pyburn.nn.functional.capability``: convolution
+    #: beyond the dtypes, capabilities of ``pyburn.ops.capability``: convolution
     #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
     #: layer_norm, batch_norm, linear, the nll loss and the Adam update, as one numpy
     #: computation each
@@ -322,7 +322,7 @@ class CpuBackend(Backend):
         """np.matmul (BLAS for float32/float64); float16 goes through float32."""
         return _product(a, b)
 
-    # ---- capability "linear" (see pyburn.nn.functional.capability) -------------------------
+    # ---- capability "linear" (see pyburn.ops.capability) -------------------------
     @_quietly
     def linear(self, x: Handle, w: Handle, b: Handle | None) -> Handle:
         """``x @ w.T + b`` as the composite computes it (the same product of x's rows with
@@ -333,7 +333,7 @@ class CpuBackend(Backend):
             np.add(y, b, out=y)
         return y.reshape(lead + (w.shape[0],))
 
-    # ---- capabilities "conv", "conv_bias" and "max_pool" (pyburn.nn.functional.capability) --
+    # ---- capabilities "conv", "conv_bias" and "max_pool" (pyburn.ops.capability) --
     @_quietly
     def conv(self, x: Handle, w: Handle, stride: Sequence[int],
              padding: Sequence[tuple[int, int]], dilation: Sequence[int],

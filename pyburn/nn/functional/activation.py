@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 
 from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, where
+from ...ops import capability
+from ...ops.capability import SOFTMAX, offered
 from ...shape import norm_dim
-from . import capability
-from .capability import SOFTMAX, offered
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

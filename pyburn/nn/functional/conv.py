@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ArgumentError, ShapeError, Tensor
-from . import capability
-from .capability import CONV, CONV_BIAS, LINEAR, offered
+from ...ops import capability
+from ...ops.capability import CONV, CONV_BIAS, LINEAR, offered
 from .windows import (
     Ints,
     check_min_rank,

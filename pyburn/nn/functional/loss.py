@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 from ... import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, Tensor, where
-from . import capability
+from ...ops import capability
+from ...ops.capability import NLL_LOSS, offered
 from .activation import _log1p_exp, log_softmax
-from .capability import NLL_LOSS, offered
 from .distance import pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ... import ArgumentError, ShapeError, Tensor
-from . import capability
-from .capability import BATCH_NORM, LAYER_NORM, offered
+from ...ops import capability
+from ...ops.capability import BATCH_NORM, LAYER_NORM, offered
 from .windows import check_min_rank
 
 #: machine epsilon per float dtype: rms_norm's default eps, as in PyTorch

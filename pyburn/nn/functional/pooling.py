@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ArgumentError, Tensor, arange, tensor
-from . import capability
-from .capability import AVG_POOL, MAX_POOL, offered
+from ...ops import capability
+from ...ops.capability import AVG_POOL, MAX_POOL, offered
 from .windows import Ints, check_rank, ntuple, pad_spatial, windowed_sizes, windows
 
 _LOWEST = {"uint8": 0, "int32": -(2**31), "int64": -(2**63)}

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from ... import Tensor, arange, cat, zeros
 from ...errors import ArgumentError, ShapeError
 from ...nn import functional as F
-from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial
+from ...ops import capability
 from ..registry import check, onnx_op
 from .quantize import requantize, zero_point_range
 from .sampling import sample

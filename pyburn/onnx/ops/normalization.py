@@ -9,8 +9,8 @@ as the spec asks; the result comes back in the input's dtype.
 from __future__ import annotations
 
 from ... import Tensor, float16, float32, where
-from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial
+from ...ops import capability
 from ..registry import check, onnx_op
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from ... import Tensor, arange, ones, zeros
 from ...nn import functional as F
-from ...nn.functional import capability
 from ...nn.functional.windows import pad_spatial, windows
+from ...ops import capability
 from ..registry import check, index_dtype, ints, onnx_op
 from .spatial import Geometry, geometry, per_dim, split_pads
 
