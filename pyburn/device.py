@@ -1,25 +1,23 @@
 """Devices: where a tensor lives and which backend computes on it.
 
-Backends are found by file name: ``pyburn.device("flex")`` imports ``pyburn.backends.flex``,
-which provides ``unavailable_reason() -> str | None`` (why it cannot run here, cheaply) and
-``create(index: int) -> Backend``, and may provide ``priority() -> int`` (its place in the
-default order, when that depends on the machine: wgpu comes first with a hardware adapter,
-after cpu with only a software one). There is no registry to edit.
+Backends register themselves: each module in ``pyburn/backends/`` that defines
+``REGISTRATION`` (a `pyburn.backends.base.Registration`: name, availability check,
+constructor, rank) is a device kind, found the first time a device is asked for. There is
+no list to edit.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import pkgutil
 from dataclasses import dataclass, field
 
-from .backends.base import Backend
+from . import backends
+from .backends.base import Backend, Registration
 from .errors import DeviceError
 
-#: backend kinds, in their usual order of speed
-PREFERENCE = ("wgpu", "cpu", "flex")
-#: default-device priority (lower first) of the kinds whose module has no ``priority()``
-PRIORITY = {"cpu": 20, "flex": 40}
 #: "autodiff+cpu" names the cpu device with gradients on
 AUTODIFF_PREFIX = "autodiff+"
 
@@ -67,16 +65,28 @@ _devices: dict[tuple[str, int, bool], Device] = {}
 _default: Device | None = None
 
 
-def _backend_module(kind: str):
-    if not kind.isidentifier() or kind.startswith("_") or kind == "base":
-        raise DeviceError(f"unknown device kind {kind!r}; known: {', '.join(PREFERENCE)}")
-    try:
-        return importlib.import_module(f".backends.{kind}", __package__)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith(f"backends.{kind}"):
-            raise DeviceError(f"unknown device kind {kind!r}; known: "
-                              f"{', '.join(PREFERENCE)}") from None
-        raise
+@functools.cache
+def registrations() -> dict[str, Registration]:
+    """Every backend kind, by name: the modules of ``pyburn/backends/`` that define
+    ``REGISTRATION``."""
+    found = {}
+    for module_info in pkgutil.iter_modules(backends.__path__):
+        module = importlib.import_module(f"{backends.__name__}.{module_info.name}")
+        registration = getattr(module, "REGISTRATION", None)
+        if isinstance(registration, Registration):
+            if registration.name != module_info.name:
+                raise DeviceError(f"pyburn.backends.{module_info.name} registers itself as "
+                                  f"{registration.name!r}: a kind is its module's name")
+            found[registration.name] = registration
+    return found
+
+
+def _registration(kind: str) -> Registration:
+    found = registrations()
+    if kind not in found:
+        listed = ", ".join(sorted(k for k, r in found.items() if r.rank is not None))
+        raise DeviceError(f"unknown device kind {kind!r}; known: {listed}")
+    return found[kind]
 
 
 def device(spec: str | Device | None = None) -> Device:
@@ -107,23 +117,19 @@ def device(spec: str | Device | None = None) -> Device:
     key = (kind, index, False)
     if key in _devices:
         return _devices[key]
-    module = _backend_module(kind)
-    reason = module.unavailable_reason()
+    registration = _registration(kind)
+    reason = registration.unavailable_reason()
     if reason:
         raise DeviceError(f"device {spec!r} is not available: {reason}")
-    found = _devices[key] = Device(kind, index, module.create(index))
+    found = _devices[key] = Device(kind, index, registration.create(index))
     return found
 
 
-def _priority(kind: str) -> int:
-    ranked = getattr(_backend_module(kind), "priority", None)
-    return ranked() if ranked else PRIORITY[kind]
-
-
 def device_report() -> list[tuple[str, str | None]]:
-    """(kind, reason it is unavailable or None) for every known backend, fastest first."""
-    return [(kind, _backend_module(kind).unavailable_reason())
-            for kind in sorted(PREFERENCE, key=_priority)]
+    """(kind, reason it is unavailable or None) for every ranked backend, fastest first
+    (kinds chosen only by name, such as "wgpu_nofusion", are left out)."""
+    ranked = [(r.place(), name, r) for name, r in registrations().items() if r.rank is not None]
+    return [(name, r.unavailable_reason()) for _, name, r in sorted(ranked, key=lambda t: t[:2])]
 
 
 def available_devices() -> list[Device]:

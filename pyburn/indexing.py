@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import buffer
+from .backends.base import Backend, ReadHook
 from .dtypes import bool_, int32
 from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
 from .math_ops import binary, operand, where
@@ -47,13 +48,14 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
         return index
     floor = -size if allow_negative else 0
     backend = index.device.backend
-    if getattr(backend, "gpu", None) is None:  # the wgpu backends, fused or not, have one
+    hooks = backend.read_hooks()
+    if hooks is None:  # reading the bounds returns at once
         low, high = index.amin().item(), index.amax().item()
         if low < floor or high >= size:
             raise IndexOutOfRange(_out_of_range(what, low if low < floor else high, size))
         wrap_negatives = low < 0
     else:
-        _GpuChecks.of(backend).add(index, floor, size, what)
+        _GpuChecks.of(backend, hooks).add(index, floor, size, what)
         wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
@@ -85,7 +87,7 @@ def _caller() -> str:
 
 class _GpuChecks:
     """The pending range checks of index tensors on one GPU: a `ReadHook` of its `Gpu`
-    (pyburn/backends/wgpu/transfer.py), settled by the GPU's next read.
+    (`pyburn.backends.base.ReadHook`), settled by the GPU's next read.
 
     Reading an index's bounds at once would make every gather wait for the GPU to finish
     the work queued before it: four waits per training step with cross_entropy (its gather
@@ -98,7 +100,7 @@ class _GpuChecks:
     from the op hold unspecified values.
     """
 
-    def __init__(self, backend: Any):
+    def __init__(self, backend: Backend):
         self.backend = backend
         self.state: tuple[Any, Any] | None = None  # (number of the check, bad index)
         # every check met so far, numbered: as many as the program has call sites and sizes
@@ -110,14 +112,15 @@ class _GpuChecks:
         self.recent: deque[tuple[Any, int, int]] = deque(maxlen=8)
 
     @classmethod
-    def of(cls, backend: Any) -> _GpuChecks:
-        """The checks of a wgpu `backend` (fused or not: their handles differ), registered
-        as a read hook of its `Gpu` on first use."""
-        for hook in backend.gpu.read_hooks:
+    def of(cls, backend: Backend, hooks: list[ReadHook]) -> _GpuChecks:
+        """The checks of `backend` (wgpu's, fused or not: their handles differ) among the
+        `hooks` it settles before each read (`Backend.read_hooks`), added there on first
+        use."""
+        for hook in hooks:
             if isinstance(hook, cls) and hook.backend is backend:
                 return hook
         hook = cls(backend)
-        backend.gpu.read_hooks.append(hook)
+        hooks.append(hook)
         return hook
 
     def add(self, index: Tensor, floor: int, size: int, what: str) -> None:
@@ -140,10 +143,8 @@ class _GpuChecks:
         # Each verdict is chained onto the previous one: left pending on a backend that
         # defers work (fusion), the chain would grow until the next read, with a new
         # kernel to compile at each size. Computing it now queues it without waiting.
-        ready = getattr(be, "ready", None)
-        if ready is not None:
-            for h in self.state:
-                ready(h)
+        for h in self.state:
+            be.ready(h)
 
     def _one(self, value: int) -> Any:
         return self.backend.full((1,), value, int32)

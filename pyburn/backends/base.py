@@ -26,17 +26,57 @@ Optional capabilities
 Reading
     Reads are asynchronous at heart. A backend implements ``to_bytes`` (blocking) or
     ``to_bytes_async`` (awaitable) or both; each default falls back on the other.
+
+Registering
+    A backend module in ``pyburn/backends/`` defines ``REGISTRATION``, a `Registration`
+    (its name, availability check, constructor and rank); ``pyburn.device`` finds every
+    module there that has one, so adding a backend edits no list elsewhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..dtypes import DType
 
 Handle = Any
 Shape = tuple[int, ...]
+
+
+class ReadHook(Protocol):
+    """Something to settle before any value leaves a backend whose reads wait for queued
+    work (see `Backend.read_hooks`): checks whose verdict was computed there without waiting
+    (pyburn.indexing's range checks of index tensors) read it and raise if it failed. A hook
+    takes what is pending before reading it, so the hooks its own read runs find nothing."""
+
+    def settle(self) -> None:
+        """Read what is pending and raise for a failed check (blocking)."""
+
+    async def settle_async(self) -> None:
+        """Awaitable `settle`."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """How a backend introduces itself to ``pyburn.device``: the module that defines it as
+    ``REGISTRATION`` is the device kind `name` (``pyburn.backends.<name>``)."""
+
+    #: the device kind, as device strings spell it ("cpu", "wgpu")
+    name: str
+    #: why the backend cannot run here (a sentence with the fix), or None; cheap to call
+    unavailable_reason: Callable[[], str | None]
+    #: the backend of device index `index` ("wgpu:1" is index 1)
+    create: Callable[[int], Backend]
+    #: its place in the default-device order, lower first: a number, or a function where
+    #: that depends on the machine; None for a kind chosen only by name (never the default,
+    #: not listed by `pyburn info`)
+    rank: int | Callable[[], int] | None
+
+    def place(self) -> int | None:
+        """The rank, computed where it depends on the machine."""
+        return self.rank() if callable(self.rank) else self.rank
 
 
 class Backend:
@@ -48,6 +88,10 @@ class Backend:
     dtypes: frozenset[DType] = frozenset()
     #: optional capabilities, e.g. {"float64", "int64", "float16"}; tests skip by these
     caps: frozenset[str] = frozenset()
+    #: the methods whose default here is right for most backends (every other one raises
+    #: until the backend implements it; `to_bytes` falls back on `to_bytes_async`, which a
+    #: backend that can block need not write)
+    DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready"})
 
     # ---- transfer -------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -63,6 +107,20 @@ class Backend:
     async def to_bytes_async(self, x: Handle, shape: Shape, dtype: DType) -> bytes:
         """Awaitable form of `to_bytes`; works where blocking is impossible (browsers)."""
         return self.to_bytes(x, shape, dtype)
+
+    # ---- queued work (a GPU) ------------------------------------------------------------
+    def read_hooks(self) -> list[ReadHook] | None:
+        """None (the default) where a read returns at once, so the tensor layer may read a
+        value to check it (an index's bounds). A backend whose reads wait for the work queued
+        before them (wgpu) returns the list of hooks it settles before every read: the
+        tensor layer adds its checks there, to be read with the next read, not now."""
+        return None
+
+    def ready(self, x: Handle) -> Handle:
+        """`x` computed: the handle itself on a backend that computes at once; a backend that
+        defers work (wgpu's fusion) computes it now and returns the value it stood for, so
+        that a chain built on it stops growing."""
+        return x
 
     # ---- creation -------------------------------------------------------------------
     def full(self, shape: Shape, value: float | int | bool, dtype: DType) -> Handle:

@@ -8,23 +8,19 @@ does not list it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import wgpu
-from .wgpu.backend import WgpuBackend
+from .base import Registration
 
-#: after every other backend: only chosen by name
-PRIORITY = 90
-
-
-def unavailable_reason() -> str | None:
-    """Why wgpu cannot run here, or None."""
-    return wgpu.unavailable_reason()
-
-
-def priority() -> int:
-    """Never the default."""
-    return PRIORITY
+if TYPE_CHECKING:
+    from .wgpu.backend import WgpuBackend
 
 
 def create(index: int) -> WgpuBackend:
     """The plain wgpu backend on adapter `index`."""
     return wgpu.create(index, fusion=False)
+
+
+#: no rank: only ever chosen by name
+REGISTRATION = Registration("wgpu_nofusion", wgpu.unavailable_reason, create, None)

@@ -1,12 +1,14 @@
 """The cpu backend: numpy, on any machine (and in Pyodide where numpy is loaded).
 
 This module imports without numpy: numpy is first imported when `unavailable_reason` looks
-for it or `create` builds the backend.
+for it or `create` builds the backend. Registered by `REGISTRATION`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from ..base import Registration
 
 if TYPE_CHECKING:
     from .backend import CpuBackend
@@ -31,4 +33,8 @@ def create(index: int) -> CpuBackend:
     return CpuBackend()
 
 
-__all__ = ["create", "unavailable_reason"]
+#: the default-device rank (lower first): after a hardware wgpu adapter, before a software one
+RANK = 20
+REGISTRATION = Registration("cpu", unavailable_reason, create, RANK)
+
+__all__ = ["REGISTRATION", "create", "unavailable_reason"]

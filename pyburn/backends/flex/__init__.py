@@ -1,11 +1,15 @@
 """flex: the pure-Python backend (standard library only), available everywhere.
 
-Found by file name: ``pyburn.device("flex")`` calls `unavailable_reason` and `create`.
+Registered by `REGISTRATION`: last in the default order, after every faster backend.
 """
 
 from __future__ import annotations
 
+from ..base import Registration
 from .backend import FlexBackend
+
+#: the default-device rank (lower first): after cpu and any wgpu adapter
+RANK = 40
 
 
 def unavailable_reason() -> str | None:
@@ -18,4 +22,6 @@ def create(index: int) -> FlexBackend:
     return FlexBackend()
 
 
-__all__ = ["FlexBackend", "create", "unavailable_reason"]
+REGISTRATION = Registration("flex", unavailable_reason, create, RANK)
+
+__all__ = ["REGISTRATION", "FlexBackend", "create", "unavailable_reason"]

@@ -1,9 +1,9 @@
 """wgpu: the GPU backend, WGSL kernels on WebGPU (wgpu-py on the desktop, the browser's
 WebGPU under Pyodide).
 
-Found by file name: ``pyburn.device("wgpu")`` (or ``"wgpu:1"`` for the second adapter, in
-the order `adapters` lists them: discrete GPUs first, software adapters last) calls
-`unavailable_reason` and `create`. `priority` places it in the default device order: a
+Registered by `REGISTRATION`: ``pyburn.device("wgpu")`` (or ``"wgpu:1"`` for the second
+adapter, in the order `adapters` lists them: discrete GPUs first, software adapters last)
+calls `unavailable_reason` and `create`. `priority` places it in the default device order: a
 hardware adapter before every CPU backend, a software one (llvmpipe) after numpy.
 
 This module imports without wgpu installed: wgpu is imported when an adapter is first
@@ -20,13 +20,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ...runtime import IN_BROWSER
+from ..base import Registration
 
 if TYPE_CHECKING:
     from .backend import WgpuBackend
     from .fusion import FusionBackend
     from .runtime import AdapterInfo, Limits
 
-#: default-device priorities (lower is preferred; cpu is 20, flex 40)
+#: default-device ranks (lower is preferred; cpu is 20, flex 40)
 HARDWARE_PRIORITY = 10
 SOFTWARE_PRIORITY = 30
 
@@ -178,5 +179,7 @@ def reset_stats() -> None:
     _baseline.update(_totals())
 
 
-__all__ = ["Stats", "adapters", "create", "fusion_enabled", "priority", "reset_stats", "stats",
-           "unavailable_reason"]
+REGISTRATION = Registration("wgpu", unavailable_reason, create, priority)
+
+__all__ = ["REGISTRATION", "Stats", "adapters", "create", "fusion_enabled", "priority",
+           "reset_stats", "stats", "unavailable_reason"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...dtypes import DType, bool_, float16, float32, int32, uint8
-from ..base import Backend, Shape
+from ..base import Backend, ReadHook, Shape
 from . import creation, elementwise, indexing, movement, reduce, sort, transfer
 from . import matmul as linalg
 from .capabilities import KERNEL_CAPS, Capabilities
@@ -46,6 +46,10 @@ class WgpuBackend(Capabilities, Backend):
     async def to_bytes_async(self, x: GpuTensor, shape: Shape, dtype: DType) -> bytes:
         """Awaitable `to_bytes`."""
         return await transfer.to_bytes_async(self.gpu, x)
+
+    def read_hooks(self) -> list[ReadHook]:
+        """The hooks settled before every read from this GPU: reads wait for queued work."""
+        return self.gpu.read_hooks
 
     # ---- creation --------------------------------------------------------------------
     def full(self, shape: Shape, value: float | int | bool, dtype: DType) -> GpuTensor:

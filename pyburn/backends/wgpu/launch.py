@@ -47,7 +47,7 @@ from .pool import BufferPool, Storage
 from .runtime import Binding, GpuRuntime
 
 if TYPE_CHECKING:
-    from .transfer import ReadHook
+    from ..base import ReadHook
 
 #: llvmpipe stops an invocation's loops after 65,535 iterations, silently; the count runs over
 #: every loop the invocation enters, and an iteration of a loop that runs an inner loop of k
@@ -286,7 +286,7 @@ class Gpu:
         self.meta = MetaCache(self.pool)
         self.scalars = ScalarCache(self.pool)
         #: checks that computed their verdict on this GPU and raise, if it failed, at the
-        #: next read (see `transfer.ReadHook`), so that checking never waits for the GPU
+        #: next read (see `base.ReadHook`), so that checking never waits for the GPU
         self.read_hooks: list[ReadHook] = []
 
     def group_threads(self, wanted: int) -> int:

@@ -9,8 +9,6 @@ both on the GPU: no per-element work in Python, which matters in the browser.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from ...dtypes import DType, bool_, int32, uint8
 from .elementwise import WORKGROUP, Read, contiguous, copy_into, launch_map
 from .handle import GpuTensor, Shape
@@ -59,19 +57,6 @@ def _readable(gpu: Gpu, x: GpuTensor) -> tuple[GpuTensor, int, int]:
         copy_into(gpu, fresh, x)
         x = fresh
     return x, x.offset * itemsize, n * itemsize
-
-
-class ReadHook(Protocol):
-    """Something to settle before any value leaves the GPU: checks whose verdict was computed
-    there without waiting (pyburn.indexing's range checks of index tensors) read it and
-    raise if it failed. Registered in `Gpu.read_hooks`; a hook takes what is pending before
-    reading it, so the hooks that its own read runs find nothing to do."""
-
-    def settle(self) -> None:
-        """Read what is pending and raise for a failed check (blocking)."""
-
-    async def settle_async(self) -> None:
-        """Awaitable `settle`."""
 
 
 def to_bytes(gpu: Gpu, x: GpuTensor) -> bytes:

@@ -25,7 +25,7 @@ def gather(data: Tensor, indices: Tensor, *, axis: int = 0) -> Tensor:
     """Gather: the entries `indices` (any shape, negative from the end) along `axis`;
     the output has indices' dims in place of that axis."""
     d = norm_dim(axis, data.ndim)
-    if indices.ndim == 0 and getattr(data.device.backend, "gpu", None) is None:
+    if indices.ndim == 0 and data.device.backend.read_hooks() is None:
         # one index (an attention layer's q, k and v out of one projection): a view of that
         # entry costs less than gathering a copy. Not on a GPU, where reading the index
         # would wait for all the work queued before it

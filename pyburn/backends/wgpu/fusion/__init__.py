@@ -28,8 +28,8 @@ import itertools
 import weakref
 from collections.abc import Sequence
 
-from ....dtypes import DType, bool_, int32
-from ...base import Backend, Shape
+from ....dtypes import DType, int32
+from ...base import Backend, ReadHook, Shape
 from ..backend import WgpuBackend
 from ..capabilities import Capabilities
 from ..conv import output_sizes
@@ -86,6 +86,10 @@ class FusionBackend(Capabilities, Backend):
     def runtime(self):
         """The wrapped backend's `GpuRuntime`."""
         return self.inner.runtime
+
+    def read_hooks(self) -> list[ReadHook]:
+        """The wrapped backend's: one GPU, one set of hooks."""
+        return self.inner.read_hooks()
 
     # ---- lazy <-> ready ----------------------------------------------------------------
     def ready(self, x: Handle) -> GpuTensor:
@@ -161,8 +165,6 @@ class FusionBackend(Capabilities, Backend):
     # ---- elementwise (recorded) --------------------------------------------------------
     def unary(self, op: str, x: Handle, out: DType) -> Handle:
         """Record ``UNARY[op]``."""
-        if op == "bitwise_not" and x.tensor.dtype is bool_:
-            op = "logical_not"  # ~ on bool is logical not, as in the plain backend
         return self._record("unary", op, (x.tensor,), x.tensor.shape, out)
 
     def binary(self, op: str, a: Handle, b: Handle, out: DType) -> Handle:
