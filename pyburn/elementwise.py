@@ -48,6 +48,9 @@ class ElementwiseOp:
     # {{T}} (f32, i32 or u32, see pyburn/backends/wgpu/kinds.py); `pb_` names are helpers of
     # pyburn/shaders/functions.wgsl. Compare and logical ops give a WGSL bool.
     wgsl: str = ""
+    # the op the tensor layer calls instead on bool inputs (~ on bool is logical not, as in
+    # numpy and PyTorch, not Python's ~True == -2), so no backend sees this op on bool
+    on_bool: str | None = None
 
     @property
     def rule(self) -> str:
@@ -174,8 +177,9 @@ def _safe_rsqrt(x: float) -> float:
 
 
 def _op(name: str, arity: int, domain: str, py: Callable, numpy: str, doc: str,
-        safe: Callable | None = None, py_int: Callable | None = None) -> ElementwiseOp:
-    return ElementwiseOp(name, arity, domain, py, numpy, doc, safe, py_int)
+        safe: Callable | None = None, py_int: Callable | None = None,
+        on_bool: str | None = None) -> ElementwiseOp:
+    return ElementwiseOp(name, arity, domain, py, numpy, doc, safe, py_int, on_bool=on_bool)
 
 
 _E = _op
@@ -229,7 +233,8 @@ UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("isinf", 1, "compare", math.isinf, "isinf", "True where x is +inf or -inf."),
     _E("isfinite", 1, "compare", math.isfinite, "isfinite", "True where x is finite."),
     _E("logical_not", 1, "logical", operator.not_, "logical_not", "Logical not."),
-    _E("bitwise_not", 1, "bitwise", operator.invert, "invert", "Bitwise not (~x)."),
+    _E("bitwise_not", 1, "bitwise", operator.invert, "invert", "Bitwise not (~x).",
+       on_bool="logical_not"),
 )}
 
 BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (

@@ -97,6 +97,8 @@ def unary(name: str, x: Tensor) -> Tensor:
     op = UNARY[name]
     if not isinstance(x, Tensor):
         raise DTypeError(f"{name} expects a tensor, got {type(x).__name__}")
+    if op.on_bool and x.dtype.is_bool:
+        name, op = op.on_bool, UNARY[op.on_bool]
     dtype, out = _domain_dtypes(op, x.dtype)
     if op.domain == "rounding" and not dtype.is_floating_point:
         return x if x.dtype is dtype else x.cast(dtype)
@@ -283,10 +285,6 @@ COMPOSITES: dict[str, Callable] = {
 }
 
 
-def _invert(x: Tensor) -> Tensor:
-    return unary("logical_not", x) if x.dtype.is_bool else unary("bitwise_not", x)
-
-
 def _operator(fn: Callable, reflected: bool = False) -> Callable:
     """A binary dunder: NotImplemented for operands that are neither tensors nor numbers,
     so Python can try the other operand's method."""
@@ -310,7 +308,7 @@ for _py, _op in _OPERATORS.items():
 for _py in ("eq", "ne", "lt", "le", "gt", "ge"):
     _DUNDERS[f"__{_py}__"] = _operator(PRIMITIVES[_py])
 _DUNDERS.update({"__neg__": PRIMITIVES["neg"], "__abs__": PRIMITIVES["abs"],
-                 "__pos__": lambda self: self, "__invert__": _invert})
+                 "__pos__": lambda self: self, "__invert__": PRIMITIVES["bitwise_not"]})
 
 
 install(PRIMITIVES)

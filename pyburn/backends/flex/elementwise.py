@@ -41,9 +41,6 @@ def _map_op(entry: ElementwiseOp, inputs: Sequence[Buf], out: DType) -> array:
 
 def unary(op: str, x: Buf, out: DType) -> Buf:
     """Apply the unary op `op` (a key of ``pyburn.elementwise.UNARY``), result dtype `out`."""
-    if op == "bitwise_not" and x.dtype is bool_:
-        # numpy's ~ on bool is logical not, whereas Python's ~True is -2.
-        op = "logical_not"
     return Buf(_map_op(UNARY[op], (x,), out), x.shape, out)
 
 

@@ -167,8 +167,6 @@ def _stored(entry: ElementwiseOp, out: Kind, expr: str) -> str:
 
 def unary(gpu: Gpu, op: str, x: GpuTensor, out: DType) -> GpuTensor:
     """Apply ``UNARY[op]`` elementwise."""
-    if op == "bitwise_not" and x.dtype is bool_:
-        op = "logical_not"  # ~ on bool is logical not (numpy), not two's complement
     entry = UNARY[op]
     result = gpu.empty(x.shape, out)
     value = _stored(entry, result.kind, expression(entry, x.kind))

@@ -75,12 +75,9 @@ def _unary(b: Builder, ev: Event, outs: list[str]) -> None:
         b.node("Where", [negative, b.node("Ceil", [x]), b.node("Floor", [x])], outs[0])
     elif name == "isfinite":
         b.node("Not", [b.node("Or", [b.node("IsNaN", [x]), b.node("IsInf", [x])])], outs[0])
-    elif name == "bitwise_not":
-        if dtype == "bool":
-            b.node("Not", [x], outs[0])
-        else:
-            b.require(18, "bitwise_not")
-            b.node("BitwiseNot", [x], outs[0])
+    elif name == "bitwise_not":  # never on bool: the tensor layer calls logical_not there
+        b.require(18, "bitwise_not")
+        b.node("BitwiseNot", [x], outs[0])
     else:
         raise Unsupported(ev.name)
 
