@@ -43,7 +43,7 @@ PYODIDE_INPUTS := $(NPM_STAMP) $(PYTEST_WHEELS_STAMP) $(WHEEL_STAMP)
 
 RUFF := $(BIN)/ruff check .
 # the layering contracts of pyproject.toml's [tool.importlinter]
-LINT_IMPORTS := $(BIN)/lint-imports
+LINT_IMPORTS := $(BIN)/lint-imports --no-logo
 # The desktop suite on every core (pytest-xdist); PYTEST_WORKERS=0 runs it in one process, and
 # PYTEST_ARGS adds arguments (a path, -k ...). tests/conftest.py fails the run where there is
 # no GPU adapter, unless $PYBURN_SKIP names wgpu.
@@ -64,7 +64,7 @@ CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chro
 # root or through sudo -n), else stops with the command to run. A no-op when all are there.
 SYSTEM_DEPS = CHROMIUM=$(CHROMIUM) $(PYTHON) scripts/system_deps.py
 
-.PHONY: help test demo lint test-desktop test-pyodide test-e2e test-browser-conformance bench \
+.PHONY: help test demo lint test-desktop test-doctests test-pyodide test-e2e test-browser-conformance bench \
 	bench-pyodide wheel site clean system-deps setup-python setup-pyodide
 .DELETE_ON_ERROR:
 
@@ -79,6 +79,7 @@ help:
 	@echo "make system-deps   install the Debian packages the tests need (scripts/system_deps.py)"
 	@echo "make lint          ruff and the import-layer contracts (lint-imports)"
 	@echo "make test-desktop  pytest on this Python only, on every core (PYTEST_ARGS=... to pick)"
+	@echo "make test-doctests the examples in pyburn's docstrings"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
 	@echo "make test-e2e      the end-to-end tests only (builds the site; needs chromium)"
 	@echo "make test-browser-conformance  the conformance suite on WebGPU in Chromium"
@@ -121,6 +122,10 @@ test-desktop: $(DEV_STAMP)
 	$(BIN)/pyburn info
 	$(PYTEST)
 
+# The examples in pyburn's docstrings (every module of pyburn/ imports on CPython).
+test-doctests: $(DEV_STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider --doctest-modules pyburn
+
 test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
 
@@ -137,6 +142,7 @@ test-browser-conformance: $(DEV_STAMP) $(SITE_STAMP) $(PYTEST_WHEELS_STAMP)
 
 # BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
 bench: $(DEV_STAMP)
+	@$(SYSTEM_DEPS) wgpu browser
 	$(BIN)/pyburn bench $(BENCH)
 
 bench-pyodide: $(NPM_STAMP) $(WHEEL_STAMP)

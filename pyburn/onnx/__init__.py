@@ -1,8 +1,12 @@
 """ONNX models in pyburn: run them, turn them into Python code, and export modules.
 
->>> import pyburn.onnx
->>> model = pyburn.onnx.load("model.onnx", device="cpu")      # doctest: +SKIP
->>> y = model(x)                                              # doctest: +SKIP
+>>> import os, tempfile, pyburn, pyburn.onnx
+>>> path = os.path.join(tempfile.mkdtemp(), "model.onnx")
+>>> x = pyburn.ones(1, 4, device="flex")
+>>> pyburn.onnx.export(pyburn.nn.Linear(4, 2, device="flex"), x, path)
+>>> model = pyburn.onnx.load(path, device="flex")  # any .onnx file loads the same way
+>>> model(x).shape
+(1, 2)
 
 Everything here is pure Python (the protobuf reader included), so it works under Pyodide.
 docs/onnx.md lists the supported operators and what each part does.

@@ -3,9 +3,17 @@ messages declared once (`schema`) and walked both ways (`codec`), and their mapp
 `pyburn.onnx.ir` (`graph_proto`, `tensor_proto`, `values`). No numpy, no protobuf package:
 this runs under Pyodide.
 
+>>> import os, tempfile, pyburn
 >>> from pyburn.onnx import proto
->>> model = proto.load_model("model.onnx")                         # doctest: +SKIP
->>> proto.save_model(model, "copy.onnx")                           # doctest: +SKIP
+>>> folder = tempfile.mkdtemp()
+>>> x = pyburn.ones(1, 4, device="flex")
+>>> pyburn.onnx.export(pyburn.nn.Linear(4, 2, device="flex"), x, os.path.join(folder, "a.onnx"))
+>>> model = proto.load_model(os.path.join(folder, "a.onnx"))
+>>> [node.op_type for node in model.graph.nodes]
+['Gemm']
+>>> proto.save_model(model, os.path.join(folder, "copy.onnx"))
+>>> proto.load_model(os.path.join(folder, "copy.onnx")) == model
+True
 
 Every malformed input raises `pyburn.FormatError` naming the byte offset and field
 (``truncated varint at byte 1234 in NodeProto.input (ModelProto.graph.node[3].input)``) or
