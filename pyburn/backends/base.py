@@ -141,7 +141,8 @@ class Backend:
 
     # ---- elementwise ----------------------------------------------------------------
     def unary(self, op: str, x: Handle, out: DType) -> Handle:
-        """Apply the unary op named `op` (a key of ``pyburn.elementwise.UNARY``)."""
+        """Apply the unary op named `op` (a key of ``pyburn.elementwise.UNARY``); an op with an
+        ``on_bool`` entry never comes with a bool `x` (the tensor layer calls that op)."""
         raise NotImplementedError
 
     def binary(self, op: str, a: Handle, b: Handle, out: DType) -> Handle:

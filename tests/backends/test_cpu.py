@@ -11,7 +11,6 @@ Any numpy warning fails a test: the backend must compute IEEE results quietly.
 from __future__ import annotations
 
 import math
-import operator
 import os
 import sys
 import threading
@@ -148,8 +147,6 @@ def wrap(value: int, dtype: DType) -> int:
 def table_reference(entry: ElementwiseOp, inputs, dtype: DType, out: DType):
     """`entry`'s scalar functions applied element by element in Python, then stored as `out`."""
     fn = entry.py_int if entry.py_int is not None and not dtype.is_floating_point else entry.py
-    if entry.name == "bitwise_not" and dtype is bool_:
-        fn = operator.not_  # ~ on bool is logical not (Python's ~True is -2)
     results = []
     for args in zip(*(x.reshape(-1).tolist() for x in inputs)):
         try:
@@ -165,7 +162,9 @@ def table_reference(entry: ElementwiseOp, inputs, dtype: DType, out: DType):
     return np.array([wrap(int(v), out) for v in results], NUMPY_DTYPES[out]).reshape(shape)
 
 
-UNARY_CASES = [(e, d) for e in UNARY.values() for d in DTYPES_OF_DOMAIN[e.domain]]
+# a backend never meets an op with `on_bool` on bool (the tensor layer calls the other op)
+UNARY_CASES = [(e, d) for e in UNARY.values() for d in DTYPES_OF_DOMAIN[e.domain]
+               if not (e.on_bool and d is bool_)]
 BINARY_CASES = [(e, d) for e in BINARY.values() for d in DTYPES_OF_DOMAIN[e.domain]]
 
 
