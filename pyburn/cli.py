@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pyburn
 
 from . import bench
-from .device import default_device, device_report
+from .devices import default_device, device_report
 from .errors import PyburnError
 from .onnx import cli as onnx_cli
 from .train import mnist_job, plot

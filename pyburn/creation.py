@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import buffer
-from .device import Device
-from .device import device as as_device
+from ._tensor import Tensor, check_dtype_on, wrap
+from .devices import Device
+from .devices import device as as_device
 from .dtypes import (
     DType,
     as_dtype,
@@ -26,7 +27,6 @@ from .errors import ArgumentError, DTypeError, ShapeError
 from .math_ops import binary, unary
 from .random import Generator, default_generator
 from .shape import Shape, as_shape, numel
-from .tensor import Tensor, check_dtype_on, wrap
 
 DeviceLike = Device | str | None
 

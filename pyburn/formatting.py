@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 #: tensors with more elements than this show only their edges
 SUMMARY_THRESHOLD = 1000

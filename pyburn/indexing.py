@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import buffer
+from ._tensor import Tensor, install, result, wrap
 from .backends.base import Backend, ReadHook
 from .dtypes import bool_, int32
 from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
 from .math_ops import binary, operand, where
 from .movement import broadcast_to, flip, permute, reshape, slice_dim
 from .shape import broadcast_shapes, norm_dim, numel
-from .tensor import Tensor, install, result, wrap
 
 #: what ``sort`` and ``topk`` return, as in PyTorch
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])

@@ -5,13 +5,13 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
+from ._tensor import Tensor, check_dtype_on, install, result
 from .dtypes import promote
 from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from .math_ops import binary
 from .movement import broadcast_checked, broadcast_to, permute, reshape, reshape_checked
 from .reduction import sum as reduce_sum
 from .shape import broadcast_shapes, numel
-from .tensor import Tensor, check_dtype_on, install, result
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:

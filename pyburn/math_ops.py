@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ._tensor import Tensor, check_dtype_on, install, result, wrap
 from .dtypes import (
     DType,
     bool_,
@@ -23,7 +24,6 @@ from .elementwise import BINARY, UNARY, ElementwiseOp
 from .errors import DeviceError, DTypeError
 from .movement import broadcast_checked
 from .shape import Shape, broadcast_shapes
-from .tensor import Tensor, check_dtype_on, install, result, wrap
 
 Operand = Tensor | int | float | bool
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._tensor import Tensor, check_dtype_on, install, result
 from .dtypes import promote
 from .errors import ArgumentError, DeviceError, ShapeError
 from .shape import (
@@ -16,7 +17,6 @@ from .shape import (
     norm_dim,
     numel,
 )
-from .tensor import Tensor, check_dtype_on, install, result
 
 
 def _sizes(args: Sequence[Any]) -> tuple:

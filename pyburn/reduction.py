@@ -7,12 +7,12 @@ import math
 from collections import namedtuple
 from typing import Any
 
+from ._tensor import Tensor, install, result, wrap
 from .dtypes import bool_, default_float, default_int, int32
 from .errors import ArgumentError
 from .math_ops import binary, unary, where
 from .movement import reshape_checked
 from .shape import norm_dim, norm_dims, numel
-from .tensor import Tensor, install, result, wrap
 
 Dims = int | tuple[int, ...] | list[int] | None
 

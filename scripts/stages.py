@@ -113,11 +113,13 @@ def format_time(seconds: float) -> str:
 
 def summary(outcomes: Sequence[Outcome], skipped: set[str], total_s: float) -> str:
     """The closing table: one row per stage, the parts skipped on purpose, then the totals
-    of every test runner."""
+    of every test runner (a failed stage that ran no tests counts as one failure)."""
     rows = [f"make test, {format_time(total_s)} in all:"]
     totals = {"passed": 0, "failed": 0, "skipped": 0}
     for o in outcomes:
         what = o.detail
+        if o.status == "failed" and not o.counts:
+            totals["failed"] += 1
         if o.counts:
             what = ", ".join(f"{n} {kind}" for kind, n in o.counts.items())
             for kind in totals:

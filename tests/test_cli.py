@@ -15,7 +15,7 @@ import pytest
 
 import pyburn
 from pyburn.cli import main
-from pyburn.device import device_report
+from pyburn.devices import device_report
 
 
 def run_pyburn(*args: str, device: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from .graph import (
 )
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 
 def _as_list(value: Any) -> list:
@@ -100,7 +100,7 @@ def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...],
 
 
 def _is_tensor(value: Any) -> bool:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
     return isinstance(value, Tensor)
 

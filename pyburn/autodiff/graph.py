@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ArgumentError, DTypeError, ShapeError
 
 if TYPE_CHECKING:
-    from ..tensor import Tensor
+    from .._tensor import Tensor
 
 class _GradState(threading.local):
     """Grad mode of each thread; the class attribute is the default a new thread sees (a plain

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._tensor import Tensor
 from ..elementwise import BINARY, UNARY
-from ..tensor import Tensor
 
 Grads = tuple[Tensor | None, ...]
 Rule = Callable[[Tensor, tuple[Tensor, ...], dict[str, Any]], Grads]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import from_numpy, tensor
-from ..device import Device
+from ..devices import Device
 from ..errors import ArgumentError, ShapeError
 from ..movement import stack
-from ..tensor import Tensor
 
 DeviceLike = Device | str | None
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._tensor import Tensor
 from ..creation import tensor
 from ..dtypes import int32
 from ..errors import ArgumentError, ShapeError
 from ..indexing import index_select
-from ..tensor import Tensor
 from .dataset import Dataset, check_index
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError, ShapeError
 from ..nn import functional as F
 from ..nn.conv import Conv2d
 from ..nn.linear import Linear
 from ..nn.module import Module
 from ..nn.normalization import BatchNorm2d
-from ..tensor import Tensor
 
 #: mean and standard deviation of MNIST's training pixels, on the [0, 1] scale
 MEAN = 0.1307

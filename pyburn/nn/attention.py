@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import ones, zeros
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..movement import cat
-from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .linear import Linear

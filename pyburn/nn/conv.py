@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Tensor
 from . import functional as F
 from .functional.windows import ntuple
 from .linear import reset_fan_in_uniform

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 from .module import Module
 

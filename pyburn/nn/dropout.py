@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError
-from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 

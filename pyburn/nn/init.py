@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import math
 
+from .._tensor import Tensor
 from ..autodiff.graph import no_grad
 from ..creation import eye, full, rand, randn, zeros
 from ..dtypes import DType, float32, float64
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import Generator
-from ..tensor import Tensor
 
 __all__ = [
     "calculate_fan_in_and_fan_out", "calculate_gain", "constant_", "eye_", "kaiming_normal_",

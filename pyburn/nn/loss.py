@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 from .functional.loss import check_reduction
 from .module import Module

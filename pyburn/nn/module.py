@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._tensor import Tensor
 from ..autodiff.graph import no_grad
-from ..device import Device
-from ..device import device as as_device
+from ..devices import Device
+from ..devices import device as as_device
 from ..dtypes import as_dtype, default_int
 from ..errors import ArgumentError, DTypeError, PyburnError, ShapeError
-from ..tensor import Tensor
 from .parameter import Parameter, as_value, rebind
 
 __all__ = ["LoadResult", "Module", "Parameter"]

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import ones, zeros
-from ..device import device as as_device
+from ..devices import device as as_device
 from ..dtypes import default_float, int32, int64
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

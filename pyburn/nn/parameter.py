@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
 from ..autodiff.graph import no_grad
-from ..device import Device
+from ..devices import Device
 from ..dtypes import DType, default_float
 from ..errors import ArgumentError, DTypeError
-from ..tensor import Tensor
 
 
 class Parameter(Tensor):

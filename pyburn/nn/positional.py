@@ -16,13 +16,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import arange
-from ..device import device as as_device
+from ..devices import device as as_device
 from ..dtypes import default_float, float32, float64
 from ..errors import ArgumentError, ShapeError
 from ..movement import cat, stack
 from ..shape import norm_dim
-from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 

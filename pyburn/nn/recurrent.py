@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import zeros
 from ..errors import ArgumentError, ShapeError
 from ..movement import cat, stack
-from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import functional as F
 from .functional.windows import ntuple
 from .module import Module

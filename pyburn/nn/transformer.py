@@ -19,9 +19,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import full
 from ..errors import ArgumentError, ShapeError
-from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .attention import MultiheadAttention

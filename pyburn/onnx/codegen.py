@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import ir
 from .layers import Layer, raise_step
 from .passes import free_inputs

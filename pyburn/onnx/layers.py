@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .._tensor import Tensor
 from ..creation import zeros
 from ..nn.parameter import Parameter
-from ..tensor import Tensor
 from . import ir
 from .registry import index_dtype
 from .runner import Step

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..device import Device
+from .._tensor import Tensor
+from ..devices import Device
 from ..errors import ArgumentError, FormatError, PyburnError
-from ..tensor import Tensor
 from . import ir
 from .ops import outputs
 from .passes import free_inputs, is_foldable

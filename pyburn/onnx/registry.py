@@ -39,9 +39,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._tensor import Tensor
 from ..dtypes import DType, int32, int64
 from ..errors import ArgumentError
-from ..tensor import Tensor
 
 #: The domains whose operators pyburn implements ("" is the default ai.onnx domain;
 #: "pyburn" holds the fused operators the passes introduce).
@@ -166,7 +166,7 @@ _MAX_REMEMBERED = 64
 def index_dtype(device: Any) -> DType:
     """The dtype that stands for ONNX's int64 on `device`: int64 where the device holds it,
     else int32."""
-    from ..device import device as as_device
+    from ..devices import device as as_device
 
     return int64 if int64 in as_device(device).backend.dtypes else int32
 

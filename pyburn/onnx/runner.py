@@ -16,12 +16,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..device import Device
-from ..device import device as as_device
+from .._tensor import Tensor
+from ..devices import Device
+from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..nn.module import Module
 from ..nn.parameter import Parameter
-from ..tensor import Tensor
 from . import ir
 from .passes import prepare
 from .program import GuardFailed, OperatorError, Program, Step, constant_step

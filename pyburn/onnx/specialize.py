@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import zeros
 from ..errors import PyburnError
-from ..tensor import Tensor
 from . import ir
 from .passes import RANDOM_OPS, walk
 from .program import GuardFailed, Program, Step

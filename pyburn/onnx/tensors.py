@@ -17,12 +17,12 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from ..device import Device
-from ..device import device as as_device
+from .._tensor import Tensor, wrap
+from ..devices import Device
+from ..devices import device as as_device
 from ..dtypes import float32, int32, int64
 from ..errors import DTypeError, FormatError
 from ..store.elements import ELEMENTS, Element, float32_map
-from ..tensor import Tensor, wrap
 from .ir import TensorData
 
 #: the safetensors element each ONNX dtype's bytes are, where `pyburn.store` has one

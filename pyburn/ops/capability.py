@@ -86,9 +86,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._tensor import Tensor, result, wrap
 from ..dtypes import int32
 from ..errors import IndexOutOfRange
-from ..tensor import Tensor, result, wrap
 
 CONV = "conv"
 CONV_BIAS = "conv_bias"

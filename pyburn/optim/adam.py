@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._tensor import Tensor
 from ..autodiff.graph import is_grad_enabled
 from ..creation import zeros_like
 from ..math_ops import maximum
-from ..tensor import Tensor
 from .optimizer import Optimizer, Params, check_betas, check_option
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .._tensor import Tensor
 from ..autodiff.graph import no_grad
 from ..creation import tensor
 from ..errors import ArgumentError
 from ..movement import stack
-from ..tensor import Tensor
 
 #: added to the total norm before dividing, so that a zero norm does not divide by zero
 _EPS = 1e-6

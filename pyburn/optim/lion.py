@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
 from ..creation import zeros_like
-from ..tensor import Tensor
 from .optimizer import Optimizer, Params, check_betas, check_option
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from .optimizer import Optimizer, Params, check_option
 
 

@@ -25,8 +25,8 @@ from ..errors import ArgumentError
 from .lazy import LazyTensor
 
 if TYPE_CHECKING:  # pyburn.nn is imported after pyburn.store
+    from .._tensor import Tensor
     from ..nn import Module
-    from ..tensor import Tensor
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from .lazy import KeyFilter, MemoryTensor, key_predicate
 from .stores import open_store
 
 if TYPE_CHECKING:  # pyburn.nn is imported after pyburn.store
+    from .._tensor import Tensor
     from ..nn import Module
-    from ..tensor import Tensor
 
 #: what ``key_remap=`` takes: (pattern, replacement) pairs applied in order, or a dict
 KeyRemap = Sequence[tuple[str | re.Pattern[str], str]] | Mapping[str, str]

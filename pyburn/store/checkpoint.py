@@ -15,9 +15,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError, FormatError
 from ..random import Generator, default_generator
-from ..tensor import Tensor
 from . import safejson
 from .tree import flatten, unflatten
 from .weights import DeviceLike, Source, named_tensors, read, to_json, write

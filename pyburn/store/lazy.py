@@ -14,11 +14,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..device import Device
-from ..device import device as as_device
+from .._tensor import Tensor, wrap
+from ..devices import Device
+from ..devices import device as as_device
 from ..dtypes import DType, as_dtype
 from ..errors import ArgumentError
-from ..tensor import Tensor, wrap
 from .elements import ELEMENTS, NAMES, Element
 from .header import brief
 

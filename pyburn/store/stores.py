@@ -3,7 +3,7 @@ tells a safetensors file from a PyTorch one by its first bytes."""
 
 from __future__ import annotations
 
-from ..device import Device
+from ..devices import Device
 from .header import TensorInfo, parse_header, parse_length
 from .lazy import LazyStateDict, LazyTensor
 from .pytorch import PytorchStore

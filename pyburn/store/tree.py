@@ -18,8 +18,8 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError, FormatError
-from ..tensor import Tensor
 from .header import brief
 
 TENSOR, TUPLE, DICT, FLOAT = "__tensor__", "__tuple__", "__dict__", "__float__"

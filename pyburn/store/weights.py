@@ -17,10 +17,10 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from ..device import Device
-from ..device import device as as_device
+from .._tensor import Tensor, wrap
+from ..devices import Device
+from ..devices import device as as_device
 from ..errors import ArgumentError, DTypeError, FormatError
-from ..tensor import Tensor, wrap
 from . import safejson
 from .atomic import atomic_write
 from .header import (

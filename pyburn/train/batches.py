@@ -17,8 +17,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from .._tensor import Tensor
 from ..errors import ArgumentError
-from ..tensor import Tensor
 
 TARGETS = "targets"
 INPUTS = "inputs"

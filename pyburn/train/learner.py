@@ -20,13 +20,13 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._tensor import Tensor
 from ..autodiff.graph import enable_grad, no_grad
 from ..data.collate import to_device
-from ..device import Device, default_device
-from ..device import device as as_device
+from ..devices import Device, default_device
+from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..optim.clip import clip_grad_norm_
-from ..tensor import Tensor
 from .batches import (
     batches_from,
     call_model,

@@ -18,7 +18,7 @@ from typing import Any
 from .. import nn, store
 from ..data import DataLoader, PartialDataset
 from ..data.datasets import MNIST
-from ..device import device as as_device
+from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..models import MEAN, STD, MnistCNN, MnistMLP
 from ..optim import Adam

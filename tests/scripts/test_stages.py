@@ -75,6 +75,13 @@ def test_a_failed_set_up_stage_ends_the_run(make, monkeypatch, capsys):
     assert "running unit" not in capsys.readouterr().out
 
 
+def test_a_failed_stage_without_test_counts_is_a_failure_in_the_totals():
+    outcomes = [stages.Outcome(PLAN[0], "failed", 2.0), stages.Outcome(PLAN[1], "not run")]
+    table = summary(outcomes, set(), 2.0)
+    assert table.splitlines()[-1] == "tests: 0 passed, 1 failed, 0 skipped"
+    assert "not run" in table.splitlines()[2]
+
+
 def test_pyburn_skip_is_checked(monkeypatch):
     monkeypatch.setenv("PYBURN_SKIP", "wgpu, browser")
     assert skipped_parts() == {"wgpu", "browser"}

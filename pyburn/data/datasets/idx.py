@@ -18,10 +18,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..._tensor import Tensor
 from ...creation import tensor as make_tensor
-from ...device import Device
+from ...devices import Device
 from ...errors import FormatError
-from ...tensor import Tensor
 
 _GZIP_MAGIC = b"\x1f\x8b"
 

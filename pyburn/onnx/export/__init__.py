@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ... import __version__
+from ..._tensor import Tensor
 from ...autodiff.graph import no_grad
 from ...errors import ArgumentError
 from ...nn.module import Module
-from ...tensor import Tensor
 from .. import ir
 from . import activations, layers, pooling, recurrent  # noqa: F401 - registers the exporters
 from .align import Axes, align, variant_inputs

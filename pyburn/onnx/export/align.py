@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 import struct
 
+from ..._tensor import Tensor
 from ...creation import tensor as make_tensor
 from ...dtypes import int32
 from ...errors import ArgumentError
-from ...tensor import Tensor
 from .dims import SizePlan
 from .trace import Trace, Value
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .. import ir
 from .align import uniform
 from .dims import Dim

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import nn
+from ..._tensor import Tensor
 from ...creation import ones, zeros
-from ...tensor import Tensor
 from .builder import Builder
 from .registry import Plan, exports
 from .trace import Event

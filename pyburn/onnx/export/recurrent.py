@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import nn
+from ..._tensor import Tensor
 from ...movement import cat, stack
-from ...tensor import Tensor
 from .builder import Builder
 from .layers import floating
 from .registry import Plan, exports

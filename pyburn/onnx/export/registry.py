@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 #: an exporter: (module, opset, *call args, **call kwargs) -> Plan, or None to trace the layer
 Accept = Callable[..., "Plan | None"]

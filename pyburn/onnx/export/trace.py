@@ -1,8 +1,8 @@
 """One traced forward pass: the primitives and exported layers it ran, as events on values.
 
-The tensor layer reports every primitive result from one place (`pyburn.tensor.result`, the
+The tensor layer reports every primitive result from one place (`pyburn._tensor.result`, the
 site autodiff records from) and `Module.__call__` reports every layer call, each to the
-tracer installed in the ``_tracer`` slot of pyburn/tensor.py and pyburn/nn/module.py (None,
+tracer installed in the ``_tracer`` slot of pyburn/_tensor.py and pyburn/nn/module.py (None,
 and so free, when not exporting). A call
 of a layer that has an exporter (`registry.MODULES`) becomes one "module" event and the ops
 inside it are not traced; every other primitive becomes one "op" event.
@@ -16,21 +16,18 @@ folded: its result is one more constant (a transposed weight, a causal mask).
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import _tensor as tensor_layer
+from ..._tensor import Tensor
 from ...autodiff.graph import no_grad
 from ...dtypes import DType
 from ...errors import ArgumentError
 from ...nn import module as module_layer
-from ...tensor import Tensor
 from .dims import Dim
 from .registry import MODULES
-
-#: the module pyburn/tensor.py (``pyburn.tensor`` itself names the creation function)
-_TENSOR_LAYER = sys.modules[Tensor.__module__]
 
 
 @dataclass
@@ -104,14 +101,14 @@ class Tracer:
                 raise ArgumentError("the example inputs must be distinct tensors (one was "
                                     "passed twice)")
             self.trace.inputs.append(self._add(Value("input", t.shape, t.dtype, t)))
-        if _TENSOR_LAYER._tracer is not None:
+        if tensor_layer._tracer is not None:
             raise ArgumentError("pyburn.onnx.export is already tracing a model")
-        _TENSOR_LAYER._tracer = module_layer._tracer = self
+        tensor_layer._tracer = module_layer._tracer = self
         try:
             with no_grad():
                 result = module(*inputs)
         finally:
-            _TENSOR_LAYER._tracer = module_layer._tracer = None
+            tensor_layer._tracer = module_layer._tracer = None
         for t in flatten(result, "the model's forward"):
             if t is not None:
                 self.trace.outputs.append(self.ref(t))
@@ -122,7 +119,7 @@ class Tracer:
     # ---- the two hooks -----------------------------------------------------------------------
     def primitive(self, out: Tensor, rule: str, inputs: tuple[Tensor, ...],
                   ctx: dict[str, Any]) -> None:
-        """Called by `pyburn.tensor.result` for every primitive result."""
+        """Called by `pyburn._tensor.result` for every primitive result."""
         if self._depth or threading.get_ident() != self._thread:
             return
         refs = [self.ref(t) for t in inputs]

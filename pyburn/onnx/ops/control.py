@@ -8,8 +8,8 @@ from typing import Any
 
 import pyburn
 
+from ..._tensor import Tensor
 from ...errors import ArgumentError
-from ...tensor import Tensor
 from ..registry import check, index_dtype, onnx_op
 
 Body = Callable[..., list[Any]]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...nn import functional as F
-from ...tensor import Tensor
 from ..registry import onnx_op
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..._tensor import Tensor
 from ...creation import arange, tensor
 from ...errors import IndexOutOfRange
 from ...indexing import nonzero, topk, tril, triu
 from ...math_ops import where
 from ...shape import norm_dim, numel
-from ...tensor import Tensor
 from ..registry import check, index_dtype, ints, onnx_op
 
 

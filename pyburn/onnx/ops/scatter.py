@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..._tensor import Tensor
 from ...creation import arange, tensor, zeros
 from ...dtypes import int32
 from ...errors import ArgumentError, ShapeError
 from ...indexing import checked_index
 from ...math_ops import maximum, minimum, mul
 from ...shape import norm_dim, numel
-from ...tensor import Tensor
 from ..registry import check, ints, onnx_op
 
 #: how the reductions that the scatter primitive lacks combine an old and a new value

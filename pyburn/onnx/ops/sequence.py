@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._tensor import Tensor
 from ...creation import tensor as make_tensor
 from ...errors import ArgumentError, IndexOutOfRange
 from ...movement import cat, stack
 from ...shape import norm_dim
-from ...tensor import Tensor
 from ..registry import check, index_dtype, ints, onnx_op
 
 

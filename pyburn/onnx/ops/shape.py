@@ -3,9 +3,9 @@ Squeeze, Unsqueeze, Transpose, Expand, DepthToSpace, SpaceToDepth."""
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...errors import ArgumentError, ShapeError
 from ...shape import broadcast_shapes, norm_dim, numel
-from ...tensor import Tensor
 from ..registry import check, ints, onnx_op
 
 

@@ -3,12 +3,12 @@ CenterCropPad, Compress."""
 
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...errors import ArgumentError, ShapeError
 from ...indexing import nonzero
 from ...movement import cat
 from ...movement import pad as tensor_pad
 from ...shape import norm_dim
-from ...tensor import Tensor
 from ..registry import check, ints, onnx_op
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...device import Device
+from ...devices import Device
 from ...errors import ArgumentError, FormatError
 from ..adapters import PyTorchAdapter
 from ..header import brief

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ...tensor import Tensor
+from ..._tensor import Tensor
 
 #: a metric's value: a number, a nested list (a confusion matrix), or None (not available)
 Value = float | int | list | None

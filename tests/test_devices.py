@@ -13,13 +13,13 @@ import pytest
 import pyburn
 from pyburn import backends
 from pyburn.backends.base import Registration
-from pyburn.device import _devices, device_report, registrations
+from pyburn.devices import _devices, device_report, registrations
 from pyburn.errors import DeviceError
 
 FAKE_BACKEND = '''
 """A backend that borrows flex's arithmetic, ranked before every other."""
 from pyburn.backends.base import Registration
-from pyburn.device import _devices, device_report, registrations
+from pyburn.devices import _devices, device_report, registrations
 from pyburn.backends.flex import FlexBackend
 
 class Borrowed(FlexBackend):

@@ -21,8 +21,8 @@ from .autodiff.graph import (
     record,
     run_backward,
 )
-from .device import Device
-from .device import device as as_device
+from .devices import Device
+from .devices import device as as_device
 from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
 from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from .shape import Shape, norm_dim, numel
