@@ -9,7 +9,7 @@ from ..._tensor import Tensor
 from ...creation import arange, tensor, zeros
 from ...dtypes import int32
 from ...errors import ArgumentError, ShapeError
-from ...indexing import checked_index
+from ...index_checks import checked_index
 from ...math_ops import maximum, minimum, mul
 from ...shape import norm_dim, numel
 from ..registry import check, ints, onnx_op
