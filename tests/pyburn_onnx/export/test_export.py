@@ -344,13 +344,13 @@ def test_bad_arguments(tmp_path, options, message):
 
 
 def test_the_tracer_is_removed_after_a_failed_export(tmp_path):
+    import pyburn._tensor as tensor_layer
     import pyburn.nn.module as module_layer
-    from pyburn.onnx.export.trace import _TENSOR_LAYER
 
     with pytest.raises(pyburn.ArgumentError):
         export(nn.ReLU(), pyburn.randn(2, 3, device=DEV), tmp_path / "m.onnx",
                output_names=["a", "b"])
-    assert _TENSOR_LAYER._tracer is None and module_layer._tracer is None
+    assert tensor_layer._tracer is None and module_layer._tracer is None
     assert math.isclose(nn.ReLU()(pyburn.tensor([2.0], device=DEV)).item(), 2.0)
 
 
