@@ -14,6 +14,7 @@ import math
 import struct
 from collections.abc import Callable
 
+from ... import elementwise
 from .builder import INT64_MAX, INT64_MIN, Builder, onnx_dtype
 from .dims import Dim
 from .registry import Unsupported
@@ -37,18 +38,9 @@ def _dims(b: Builder, ref: int) -> tuple[Dim, ...]:
 
 
 # ---- elementwise -------------------------------------------------------------------------------
-#: unary primitives that are one ONNX operator
-UNARY = {"neg": "Neg", "abs": "Abs", "relu": "Relu", "sign": "Sign", "exp": "Exp", "log": "Log",
-         "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sin": "Sin", "cos": "Cos", "tan": "Tan",
-         "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
-         "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "erf": "Erf",
-         "floor": "Floor", "ceil": "Ceil", "round": "Round", "isnan": "IsNaN",
-         "isinf": "IsInf", "logical_not": "Not"}
-#: binary primitives that are one ONNX operator
-BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
-          "minimum": "Min", "maximum": "Max", "eq": "Equal", "lt": "Less",
-          "le": "LessOrEqual", "gt": "Greater", "ge": "GreaterOrEqual", "logical_and": "And",
-          "logical_or": "Or", "logical_xor": "Xor"}
+#: the primitives that are one ONNX operator (the op table's `onnx` column)
+UNARY = {name: op.onnx for name, op in elementwise.UNARY.items() if op.onnx}
+BINARY = {name: op.onnx for name, op in elementwise.BINARY.items() if op.onnx}
 #: bitwise primitives: (ONNX operator on integers, on bools)
 BITWISE = {"bitwise_and": ("BitwiseAnd", "And"), "bitwise_or": ("BitwiseOr", "Or"),
            "bitwise_xor": ("BitwiseXor", "Xor")}
