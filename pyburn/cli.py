@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import pyburn
 
 from . import bench
+from .backends import wgpu
 from .devices import default_device, device_report
 from .errors import PyburnError
 from .onnx import cli as onnx_cli
@@ -94,8 +95,6 @@ def _info(args: argparse.Namespace) -> int:
 
 def _print_adapters() -> None:
     """The wgpu adapters, in `wgpu:N` order, with their API, kind and key limits."""
-    from .backends import wgpu
-
     found = wgpu.adapters()
     if not found:
         return

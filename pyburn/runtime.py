@@ -26,6 +26,7 @@ def run_sync(awaitable: Awaitable[Any]) -> Any:
         return done.value
     rest = _finish(_Resumed(steps, pending))
     if IN_BROWSER:
+        # optional: pyodide, in the browser only
         from pyodide.ffi import can_run_sync  # type: ignore[import-not-found]
         from pyodide.ffi import run_sync as jspi_run_sync
 
@@ -35,7 +36,7 @@ def run_sync(awaitable: Awaitable[Any]) -> Any:
         raise ReadbackError("this read has to wait for the GPU, and a synchronous wait needs "
                             "JSPI, entered through an async call; use the `_async` form "
                             "(for example `await t.tolist_async()`)")
-    import asyncio
+    import asyncio  # import time: asyncio (25 ms) loads for the first read that waits
 
     try:
         asyncio.get_running_loop()

@@ -47,6 +47,7 @@ STAGES = (
     Stage("system packages", "system-deps", setup=True),
     Stage("python environment", "setup-python", setup=True),
     Stage("lint", "lint"),  # ruff and the import-layer contracts
+    Stage("typecheck", "typecheck"),  # mypy against its baseline, the Tensor stub current
     Stage("doctests", "test-doctests"),
     Stage("desktop suite", "test-desktop"),
     Stage("pyodide set-up", "setup-pyodide", part="pyodide", setup=True),

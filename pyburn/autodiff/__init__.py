@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
+from ..tape import enable_grad, is_grad_enabled, no_grad
 from .api import checkpoint, grad
-from .graph import enable_grad, is_grad_enabled, no_grad
 
 __all__ = ["checkpoint", "enable_grad", "grad", "is_grad_enabled", "no_grad"]

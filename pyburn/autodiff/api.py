@@ -1,25 +1,125 @@
-"""The functional autodiff API: `grad` and gradient checkpointing."""
+"""The backward pass and the functional autodiff API: the one walk over the recorded graph
+(`run_backward`), ``Tensor.backward``, `grad` and gradient checkpointing. It sits above the
+rule table (``rules.RULES``, written in tensor ops) and the ops, and installs ``backward`` as
+a Tensor method: the tensor layer below it imports none of this."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from ..errors import ArgumentError
-from .graph import (
+from .._tensor import Tensor, install
+from ..errors import ArgumentError, ShapeError
+from ..ops.math_ops import constant
+from ..tape import (
+    AccumulateGrad,
     Node,
     check_root,
-    default_grad,
     enable_grad,
     is_grad_enabled,
     leaf_node,
     no_grad,
     record,
-    run_backward,
+    swap_grad_mode,
 )
+from .rules import RULES, Grads
 
-if TYPE_CHECKING:
-    from .._tensor import Tensor
+
+def _topological(roots: Iterable[Node]) -> list[Node]:
+    """Nodes reachable from `roots`, each after every node that consumes it (iterative DFS)."""
+    order: list[Node] = []
+    seen: set[Node] = set()  # nodes hash by identity
+    stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for p in node.parents:
+            if p is not None and p not in seen:
+                stack.append((p, False))
+    order.reverse()
+    return order
+
+
+def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
+                 retain_graph: bool, create_graph: bool,
+                 capture: Sequence[Node] | None = None) -> dict[int, Tensor]:
+    """Propagate `grad_outputs` from `outputs` to every node they reach.
+
+    Gradients arriving at AccumulateGrad nodes are added to their leaf's ``.grad`` unless
+    `capture` is given, in which case the summed gradient arriving at each captured node is
+    returned (by ``id(node)``) and no leaf is touched.
+    """
+    pending: dict[Node, Tensor] = {}  # the gradient summed so far at each node (by identity)
+    for out, g in zip(outputs, grad_outputs):
+        node = out._node
+        pending[node] = pending[node] + g if node in pending else g
+    wanted = set(capture) if capture is not None else None
+    captured: dict[int, Tensor] = {}
+    previous = swap_grad_mode(bool(create_graph))
+    try:
+        for node in _topological(out._node for out in outputs):
+            g = pending.pop(node, None)
+            if g is None:
+                continue
+            if wanted is not None and node in wanted:
+                captured[id(node)] = g
+            if isinstance(node, AccumulateGrad):
+                if wanted is None:
+                    _accumulate(node, g, create_graph)
+                continue
+            if node.inputs is None:
+                raise ArgumentError("backward through a graph that was already freed: pass "
+                                    "retain_graph=True to the first backward() to run it twice")
+            grads = _RULES[node.rule](g, node.inputs, node.ctx)
+            if not retain_graph:
+                node.inputs, node.ctx = None, {}
+            for parent, pg in zip(node.parents, grads):
+                if parent is not None and pg is not None:
+                    pending[parent] = pending[parent] + pg if parent in pending else pg
+    finally:
+        swap_grad_mode(previous)
+    return captured
+
+
+def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
+    leaf = node.leaf()
+    if leaf is None:
+        return
+    if not create_graph:
+        g = g.detach()
+    leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+
+
+def default_grad(t: Tensor, what: str) -> Tensor:
+    """The implicit gradient of a one-element output: ones."""
+    if t.numel() != 1:
+        raise ShapeError(f"{what} of a tensor of shape {t.shape} needs a gradient argument "
+                         "(only one-element outputs get an implicit gradient of 1)")
+    # the layer's shared one-element constant: `ones_like` would allocate (or upload) a new
+    # handle per backward call, and handles are immutable, so one serves every call
+    return constant(1.0, t.dtype, t.shape, t.device)
+
+
+def backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
+             create_graph: bool = False) -> None:
+    """Add the gradient of this tensor to ``.grad`` of every leaf it depends on.
+
+    `gradient` defaults to 1 for one-element tensors. The graph is freed afterwards unless
+    `retain_graph`; `create_graph` records the backward pass itself, for higher-order
+    derivatives.
+    """
+    check_root(self, "backward()")
+    g = default_grad(self, "backward()") if gradient is None else gradient
+    run_backward([self], [g], retain_graph=create_graph if retain_graph is None
+                 else retain_graph, create_graph=create_graph)
 
 
 def _as_list(value: Any) -> list:
@@ -79,8 +179,7 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
     return out
 
 
-def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...],
-                    ctx: dict[str, Any]) -> tuple[Tensor | None, ...]:
+def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """The backward rule of `checkpoint`: run the function again with gradients on and
     differentiate its output. For a first-order backward it runs on detached inputs; when
     the backward is itself recorded (create_graph) it runs on the recorded inputs, so the
@@ -100,7 +199,10 @@ def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...],
 
 
 def _is_tensor(value: Any) -> bool:
-    from .._tensor import Tensor
-
     return isinstance(value, Tensor)
+
+
+#: every backward rule: the table's, and checkpoint's, which runs this walk again
+_RULES = {**RULES, "checkpoint": recompute_grads}
+install({"backward": backward})
 

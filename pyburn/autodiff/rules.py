@@ -1,6 +1,7 @@
 """Backward rules of the primitives, written with tensor ops so that gradients of gradients
-work (``create_graph=True``). Elementwise rules live in the op table (``pyburn.elementwise``,
-column ``grad``); this table holds the rest.
+work (``create_graph=True``). Elementwise and reduction rules live in their op tables
+(``pyburn.ops.elementwise`` and ``pyburn.ops.reducers``, column ``grad``); this table holds
+the rest.
 
 A rule takes the gradient of the output, the input snapshots and the saved arguments, and
 returns one gradient (or None: nothing flows) per input.
@@ -12,15 +13,20 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ..elementwise import BINARY, UNARY
+from ..ops import capability
+from ..ops.creation import full_like, tensor, zeros
+from ..ops.elementwise import BINARY, UNARY
+from ..ops.math_ops import where
+from ..ops.movement import pad_dim, slice_dim
+from ..ops.reducers import REDUCTIONS, Reduction
+from ..shape import numel
+from ..tape import is_grad_enabled
 
 Grads = tuple[Tensor | None, ...]
 Rule = Callable[[Tensor, tuple[Tensor, ...], dict[str, Any]], Grads]
 
 
 def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
-    from ..creation import zeros
-
     return zeros(shape, dtype=like.dtype, device=like.device)
 
 
@@ -57,7 +63,6 @@ def _expand(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads
 
 def _slice(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """Scatter g back into zeros of x's shape by padding (zeros between stepped elements)."""
-    from ..movement import pad_dim
 
     x = inputs[0]
     for d, (start, step) in enumerate(zip(ctx["starts"], ctx["steps"])):
@@ -74,8 +79,6 @@ def _flip(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
 
 
 def _pad(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..movement import slice_dim
-
     for d, (before, _) in enumerate(ctx["pads"]):
         g = slice_dim(g, d, before, before + inputs[0].shape[d])
     return (g,)
@@ -87,8 +90,6 @@ def _cat(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
 
 
 def _where(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..math_ops import where
-
     cond = inputs[0]
     zero = _zeros((), g)
     return (None, where(cond, g, zero), where(cond, zero, g))
@@ -99,32 +100,6 @@ def _matmul(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads
     grad get theirs (a network's first layer needs none for its data)."""
     a, b = inputs
     return (g @ b.mT if a.requires_grad else None, a.mT @ g if b.requires_grad else None)
-
-
-def _reduce_sum(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    return (g.broadcast_to(inputs[0].shape),)
-
-
-def _reduce_extreme(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    """Ties share the gradient equally, as in PyTorch's amax/amin."""
-    x, axes = inputs[0], ctx["axes"]
-    hit = (x == ctx["result"]).cast(g.dtype)
-    return (g * hit / hit.sum(dim=axes, keepdim=True),)
-
-
-def _reduce_prod(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    x = inputs[0]
-    return (g * x.prod(dim=ctx["axes"], keepdim=True) / x,)
-
-
-def _scan_sum(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    axis = ctx["axis"]
-    return (g.flip(axis).cumsum(axis).flip(axis),)
-
-
-def _scan_prod(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    x, axis = inputs[0], ctx["axis"]
-    return ((g * x.cumprod(axis)).flip(axis).cumsum(axis).flip(axis) / x,)
 
 
 def _gather(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
@@ -166,6 +141,24 @@ def _binary(name: str) -> Rule:
     return rule
 
 
+def _reduction(reduction: Reduction) -> Rule:
+    grad = reduction.grad
+
+    def rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+        return (grad(g, inputs[0], ctx["axes"], ctx["result"]) if grad else None,)
+
+    return rule
+
+
+def _scan(reduction: Reduction) -> Rule:
+    grad = reduction.scan_grad
+
+    def rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+        return (grad(g, inputs[0], ctx["axis"]) if grad else None,)
+
+    return rule
+
+
 # ---- optional capabilities (pyburn.ops.capability) ------------------------------
 # The three convolution ops are each other's adjoints: conv is linear in x and in w, its
 # gradient in x is the transposed convolution of g, and in w the weight gradient of x and g;
@@ -179,7 +172,6 @@ def _conv_geometry(ctx: dict[str, Any]) -> tuple:
 def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """Also the bias's gradient where the convolution took one ("conv_bias"): g summed over
     the batch and the positions."""
-    from ..ops import capability
 
     x, w, *bias = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
@@ -193,8 +185,6 @@ def _conv(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
 
 
 def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..ops import capability
-
     x, w = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
     return (capability.conv(g, w, stride, padding, dilation, groups) if x.requires_grad
@@ -204,8 +194,6 @@ def _conv_transpose(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) 
 
 
 def _conv_weight(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..ops import capability
-
     x, gy = inputs
     stride, padding, dilation, groups = _conv_geometry(ctx)
     return (capability.conv_transpose(gy, g, stride, [b for b, _ in padding], dilation, groups,
@@ -216,7 +204,6 @@ def _conv_weight(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> 
 
 def _max_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
     """g added at the position of each window's (first) max, as in PyTorch."""
-    from ..shape import numel
 
     x, nd = inputs[0], ctx["nd"]
     lead = x.shape[:-nd]
@@ -229,7 +216,6 @@ def _avg_pool(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Gra
     """Average pooling is separable: along each pooled dim, row i of an averaging matrix
     holds 1/count over window i (1 with a divisor, which divides once at the end), and the
     gradient is g times those matrices, one dim at a time."""
-    from ..creation import tensor
 
     x, windows, divisor = inputs[0], ctx["windows"], ctx["divisor"]
     lead = x.ndim - len(windows)
@@ -246,8 +232,6 @@ def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
     """From the output y: ``y * (g - sum(g * y))``, or for log_softmax ``g - exp(y) *
     sum(g)``. A first-order pass reads the saved y; a recorded one (create_graph) computes
     it again, so that a second derivative sees it depend on x."""
-    from ..ops import capability
-    from .graph import is_grad_enabled
 
     dim = ctx["dim"]
     y = capability.softmax(inputs[0], dim, ctx["log"]) if is_grad_enabled() else ctx["out"]
@@ -257,8 +241,6 @@ def _softmax(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grad
 
 
 def _nll_loss(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from ..ops import capability
-
     logp, target, *weight = inputs
     unused = (None,) * (len(inputs) - 1)  # the targets, and a weight that requires no grad
     if not logp.requires_grad:
@@ -272,9 +254,6 @@ def _nll_loss_grad(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -
     """The adjoint of the gradient in the output gradient: the nll loss of g itself, where
     "mean" divides by the sum of the weights as the gradient does (0 where it is 0, which
     the loss would make NaN). That sum is the "sum" loss of -1 everywhere."""
-    from ..creation import full_like
-    from ..math_ops import where
-    from ..ops import capability
 
     _, target, *weight = inputs
     picking = (target, ctx["axis"], weight[0] if weight else None, ctx["ignore_index"])
@@ -321,7 +300,6 @@ def _batch_norm(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> G
     for the bias, each only for an input that requires grad. A first-order pass reads xhat
     and the variance the forward pass saved; a recorded one (create_graph) computes them
     again from x in tensor ops, so that a second derivative sees them depend on x."""
-    from .graph import is_grad_enabled
 
     x, *affine = inputs
     weight = affine.pop(0) if ctx["weight"] else None
@@ -358,7 +336,6 @@ def _linear(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads
     product over the batch dims, and (out, in) like w, so the optimizer's passes over w
     and its gradient run on one layout), g summed over the rows for b. As for matmul, only
     the inputs that require grad get theirs."""
-    from ..shape import numel
 
     x, w, *bias = inputs
 
@@ -373,19 +350,11 @@ def _linear(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads
     return grads + ((g.sum(lead) if lead else g) if bias[0].requires_grad else None,)
 
 
-def _checkpoint(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
-    from .api import recompute_grads
-
-    return recompute_grads(g, inputs, ctx)
-
-
 RULES: dict[str, Rule] = {
     "cast": _cast, "move": _move, "reshape": _reshape, "permute": _permute,
     "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad, "cat": _cat,
-    "where": _where, "matmul": _matmul, "reduce:sum": _reduce_sum,
-    "reduce:max": _reduce_extreme, "reduce:min": _reduce_extreme, "reduce:prod": _reduce_prod,
-    "scan:sum": _scan_sum, "scan:prod": _scan_prod, "gather": _gather, "scatter": _scatter,
-    "index_select": _index_select, "checkpoint": _checkpoint, "conv": _conv,
+    "where": _where, "matmul": _matmul, "gather": _gather, "scatter": _scatter,
+    "index_select": _index_select, "conv": _conv,
     "conv_transpose": _conv_transpose, "conv_weight": _conv_weight, "max_pool": _max_pool,
     "avg_pool": _avg_pool, "softmax": _softmax, "layer_norm": _layer_norm,
     "batch_norm": _batch_norm, "linear": _linear,
@@ -393,3 +362,5 @@ RULES: dict[str, Rule] = {
 }
 RULES.update({f"unary:{name}": _unary(name) for name in UNARY})
 RULES.update({f"binary:{name}": _binary(name) for name in BINARY})
+RULES.update({r.rule: _reduction(r) for r in REDUCTIONS.values() if r.grad})
+RULES.update({r.scan_rule: _scan(r) for r in REDUCTIONS.values() if r.scans})

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..dtypes import DType
+from ..runtime import run_sync
 
 Handle = Any
 Shape = tuple[int, ...]
@@ -48,7 +49,7 @@ Shape = tuple[int, ...]
 class ReadHook(Protocol):
     """Something to settle before any value leaves a backend whose reads wait for queued
     work (see `Backend.read_hooks`): checks whose verdict was computed there without waiting
-    (pyburn.indexing's range checks of index tensors) read it and raise if it failed. A hook
+    (pyburn.ops.indexing's range checks of index tensors) read it and raise if it failed. A hook
     takes what is pending before reading it, so the hooks its own read runs find nothing."""
 
     def settle(self) -> None:
@@ -100,8 +101,6 @@ class Backend:
 
     def to_bytes(self, x: Handle, shape: Shape, dtype: DType) -> bytes:
         """The tensor's elements as C-ordered little-endian bytes; blocks until ready."""
-        from ..runtime import run_sync
-
         return run_sync(self.to_bytes_async(x, shape, dtype))
 
     async def to_bytes_async(self, x: Handle, shape: Shape, dtype: DType) -> bytes:
@@ -141,7 +140,7 @@ class Backend:
 
     # ---- elementwise ----------------------------------------------------------------
     def unary(self, op: str, x: Handle, out: DType) -> Handle:
-        """Apply the unary op named `op` (a key of ``pyburn.elementwise.UNARY``); an op with an
+        """Apply the unary op named `op` (a key of ``pyburn.ops.elementwise.UNARY``); an op with an
         ``on_bool`` entry never comes with a bool `x` (the tensor layer calls that op)."""
         raise NotImplementedError
 

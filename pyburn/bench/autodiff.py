@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pyburn.nn.functional as F
+
 from . import peers
 from .inputs import Floats
 from .report import Row, Target
@@ -52,8 +54,6 @@ def _torch_backward(torch: Any, a: Floats, b: Floats) -> Callable[[], None]:
 
 
 def _mlp(values: list[Floats], device: str) -> Callable[[], object]:
-    import pyburn.nn.functional as F
-
     x, w1, b1, w2, b2 = (v.tensor(device) for v in values)
     return lambda: F.relu(x @ w1 + b1) @ w2 + b2
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyburn
+import pyburn.nn.functional as F
 
 from . import peers
 from .inputs import Floats
@@ -64,8 +65,6 @@ QUICK_LAYERS = (Layer(1, 2, 6), Layer(2, 3, 4))
 
 
 def _pyburn_conv(x: Floats, w: Floats, r: Floats) -> Callable[[], None]:
-    import pyburn.nn.functional as F
-
     tx, tw, tr = (v.tensor(DEVICE) for v in (x, w, r))
     tx.requires_grad_()
     tw.requires_grad_()
@@ -107,8 +106,6 @@ def _network(layers: tuple[Layer, Layer], batch: int) -> tuple[list[Floats], Flo
 
 
 def _pyburn_step(params: list[Floats], images: Floats, labels: list[int]) -> Callable[[], None]:
-    import pyburn.nn.functional as F
-
     w1, b1, w2, b2, w3, b3 = ps = [p.tensor(DEVICE).requires_grad_() for p in params]
     x = images.tensor(DEVICE)
     y = pyburn.tensor(labels, device=DEVICE)

@@ -45,6 +45,7 @@ def matmul_call(size: int, variant: str, calls: int = 1) -> Callable[[], None]:
     It runs the kernel directly: the tensor layer's ``a @ b`` is lazy under fusion, so an
     unread product would not run at all.
     """
+    # import time: the cli imports every family; the wgpu kernels (30 ms) load when this runs
     from ..backends.wgpu.matmul import matmul
 
     backend = pyburn.device("wgpu").backend
@@ -64,7 +65,7 @@ def conv_call(batch: int, variant: str, calls: int = 1) -> Callable[[], None]:
     """A call that runs the MNIST CNN's second convolution (32 -> 64 channels, 3x3, on
     `batch` 26x26 images) `calls` times with conv kernel `variant` on the default wgpu
     device, then waits for the last result (the kernel itself: see `matmul_call`)."""
-    from ..backends.wgpu.conv import conv
+    from ..backends.wgpu.conv import conv  # import time: see `matmul_call`
 
     backend = pyburn.device("wgpu").backend
     plain = getattr(backend, "inner", backend)
@@ -81,7 +82,7 @@ def conv_call(batch: int, variant: str, calls: int = 1) -> Callable[[], None]:
 
 def _matmul_size(size: int, settings: Settings) -> list[Row]:
     """One row per kernel variant for ``size``³, each against numpy on the same numbers."""
-    from ..backends.wgpu.matmul import VARIANTS
+    from ..backends.wgpu.matmul import VARIANTS  # import time: see `matmul_call`
 
     np = peers.load("numpy")
     na, nb = (Floats.random((size, size), seed=s).numpy(np) for s in (1, 2))

@@ -46,7 +46,7 @@ def _seconds(fn: Callable[[], object], sync: Callable[[], object], repeat: int) 
 
 def _cuda_torch() -> Any:
     try:
-        import torch
+        import torch  # optional: torch, the peer
     except ImportError:
         return None
     return torch if torch.cuda.is_available() else None

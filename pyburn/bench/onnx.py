@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+import warnings
 from typing import Any
 
 import pyburn
@@ -45,8 +46,6 @@ def _torch_models(torch: Any) -> dict[str, tuple[Any, tuple[Any, ...]]]:
 
 
 def _inference_rows(settings: Settings, torch: Any, ort: Any) -> list[Row]:
-    import warnings
-
     rows = []
     torch.manual_seed(0)
     label = peers.label("onnxruntime")
@@ -82,7 +81,7 @@ def _quiet_options(ort: Any) -> Any:
 
 
 def _big_model(layers: int, width: int) -> Any:
-    from pyburn.onnx import ir
+    from pyburn.onnx import ir  # import time: pyburn.onnx (95 ms) loads for this family only
 
     pyburn.manual_seed(0)
     nodes, inits = [], {}
@@ -96,6 +95,7 @@ def _big_model(layers: int, width: int) -> Any:
 
 
 def _import_rows(settings: Settings, ort: Any | None) -> list[Row]:
+    # import time: pyburn.onnx's reader and code generator (95 ms) load for this family only
     from pyburn.onnx import proto
     from pyburn.onnx.codegen import convert
 
@@ -123,7 +123,7 @@ def _import_rows(settings: Settings, ort: Any | None) -> list[Row]:
 
 def measure_cpu(settings: Settings) -> list[Row]:
     """Imported models' inference against onnxruntime, and import/convert times."""
-    import pyburn.onnx  # noqa: F401  (pyburn.onnx is imported on first use)
+    import pyburn.onnx  # noqa: F401  (import time: pyburn.onnx loads for this family only)
 
     torch, ort = peers.load("torch"), peers.load("onnxruntime")
     rows = _inference_rows(settings, torch, ort) if torch and ort else []

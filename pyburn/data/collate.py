@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import from_numpy, tensor
 from ..devices import Device
 from ..errors import ArgumentError, ShapeError
-from ..movement import stack
+from ..ops.creation import from_numpy, tensor
+from ..ops.movement import stack
 
 DeviceLike = Device | str | None
 
@@ -56,7 +56,7 @@ def _collate(items: list[Any], device: DeviceLike, where: str) -> Any:
         return items
     # before numbers: numpy.float64 is a float, and should keep its dtype
     if hasattr(first, "__array_interface__"):
-        import numpy
+        import numpy  # optional: numpy (the items are arrays, so it is there)
 
         arrays = [numpy.asarray(x) for x in items]
         shapes = {a.shape for a in arrays}

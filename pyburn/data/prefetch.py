@@ -35,6 +35,8 @@ def prefetch(fetch: Callable[[J], Any], jobs: Iterable[J], workers: int,
     that consumes it, or garbage collection) cancels the jobs not started and waits for the
     running ones, so no thread outlives it.
     """
+    # import time: concurrent.futures and logging (5 ms, as much as the rest of pyburn.data)
+    # load only where workers prefetch, never in Pyodide
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=THREAD_PREFIX)

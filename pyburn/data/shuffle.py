@@ -22,7 +22,7 @@ MAX_ITEMS = EPOCH_STRIDE // 2
 def _numpy():
     """numpy, or None where it is missing (Pyodide without it): only used for speed."""
     try:
-        import numpy
+        import numpy  # optional: numpy, only for speed
     except ImportError:
         return None
     return numpy
@@ -43,7 +43,7 @@ def permutation(n: int, seed: int, epoch: int = 0) -> list[int]:
     offset = epoch * EPOCH_STRIDE
     np = _numpy()
     if np is not None:
-        from ..backends.cpu.philox import philox_words
+        from ..backends.cpu.philox import philox_words  # optional: numpy (philox needs it)
 
         words = philox_words(2 * n, seed, offset).astype(np.uint64)
         keys = (words[0::2] << np.uint64(32)) | words[1::2]

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._tensor import Tensor
-from ..creation import tensor
 from ..dtypes import int32
 from ..errors import ArgumentError, ShapeError
-from ..indexing import index_select
+from ..ops.creation import tensor
+from ..ops.indexing import index_select
 from .dataset import Dataset, check_index
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import store
 from .._tensor import Tensor
 from ..errors import ArgumentError, ShapeError
 from ..nn import functional as F
@@ -154,8 +155,6 @@ def load_mnist(source: Any, device: Any = None) -> Module:
     >>> type(load_mnist(path, device="flex")).__name__
     'MnistMLP'
     """
-    from .. import store
-
     metadata = store.load_metadata(source) or {}
     model = mnist_model({k: v for k, v in metadata.items() if k in CONFIG_KEYS}, device=device)
     model.load_state_dict(store.load(source, device="flex"))

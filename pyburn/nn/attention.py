@@ -16,9 +16,9 @@ import math
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import ones, zeros
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..movement import cat
+from ..ops.creation import ones, zeros
+from ..ops.movement import cat
 from . import functional as F
 from . import init
 from .linear import Linear

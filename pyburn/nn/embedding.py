@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..autodiff.graph import no_grad
 from ..errors import ArgumentError, ShapeError
+from ..tape import no_grad
 from . import functional as F
 from . import init
 from .module import Module

@@ -14,11 +14,13 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor
-from ..autodiff.graph import no_grad
-from ..creation import eye, full, rand, randn, zeros
 from ..dtypes import DType, float32, float64
 from ..errors import ArgumentError, DTypeError, ShapeError
+from ..ops.creation import full, zeros
+from ..ops.linalg import eye
+from ..ops.random_tensors import rand, randn
 from ..random import Generator
+from ..tape import no_grad
 
 __all__ = [
     "calculate_fan_in_and_fan_out", "calculate_gain", "constant_", "eye_", "kaiming_normal_",

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
-from ..autodiff.graph import no_grad
+from ..buffer import flatten_nested
 from ..devices import Device
 from ..devices import device as as_device
 from ..dtypes import as_dtype, default_int
 from ..errors import ArgumentError, DTypeError, PyburnError, ShapeError
-from .parameter import Parameter, as_value, rebind
+from ..ops.rebinding import rebind
+from ..tape import no_grad
+from .parameter import Parameter, as_value
 
 __all__ = ["LoadResult", "Module", "Parameter"]
 
@@ -378,7 +380,7 @@ class Module:
         any missing, unused or mis-shaped key raises `pyburn.ArgumentError` listing them
         all, and nothing is loaded. Returns a `pyburn.store.ApplyResult`; docs/store.md has
         the details."""
-        from ..store.apply import load_into
+        from ..store.apply import load_into  # import time: pyburn.store loads on first use
 
         return load_into(self, store, key_remap=key_remap, filter=filter,
                          allow_partial=allow_partial, top_level_key=top_level_key,
@@ -443,7 +445,7 @@ class Module:
                 dt = default_int
             plan.append((t, dev, dt))
         for t, dev, dt in plan:  # every target checked first: a failure moves nothing
-            rebind(t, dev, dt)
+            rebind(t, dev, dt, learnable=isinstance(t, Parameter))
         return self
 
     def float(self) -> Module:
@@ -502,8 +504,6 @@ def _shape_of(value: Any) -> tuple[int, ...]:
     if shape is not None:
         return tuple(int(s) for s in shape)
     if isinstance(value, (list, tuple)):
-        from ..buffer import flatten_nested
-
         return flatten_nested(value)[1]
     if isinstance(value, (bool, int, float)):
         return ()

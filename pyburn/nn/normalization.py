@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import ones, zeros
 from ..devices import device as as_device
 from ..dtypes import default_float, int32, int64
 from ..errors import ArgumentError, ShapeError
+from ..ops.creation import ones, zeros
 from . import functional as F
 from . import init
 from .module import Module

@@ -1,20 +1,15 @@
-"""`Parameter`: the tensor type that modules register as learnable state, and `rebind`, the
-one helper that moves a tensor to another device or dtype while keeping the object.
-
-Identity matters: optimizers hold the parameter objects themselves (their state is keyed by
-them) and modules hold their buffers, so moving a model or loading weights must change what
-a tensor holds, never which tensor a module or an optimizer refers to.
-"""
+"""`Parameter`: the tensor type that modules register as learnable state (moved between
+devices, keeping the object, by ``pyburn.ops.rebinding``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .._tensor import Tensor
-from ..autodiff.graph import no_grad
-from ..devices import Device
-from ..dtypes import DType, default_float
+from ..dtypes import default_float
 from ..errors import ArgumentError, DTypeError
+from ..ops.creation import from_numpy, tensor, zeros
+from ..ops.rebinding import convert
 
 
 class Parameter(Tensor):
@@ -61,41 +56,7 @@ def empty_parameter(shape: tuple[int, ...], device: Any = None, dtype: Any = Non
     """A new Parameter of `shape` on `device` (default: the default device) in `dtype`
     (default: float32), holding zeros until a layer's ``reset_parameters`` fills it: the
     ``device=`` / ``dtype=`` arguments every layer constructor takes end up here."""
-    from ..creation import zeros
-
     return Parameter(zeros(shape, dtype=dtype or default_float, device=device))
-
-
-def convert(x: Tensor, device: Device, dtype: DType) -> Tensor:
-    """`x` on `device` in `dtype`, unrecorded; the cast happens on whichever side stores both
-    dtypes (an int64 tensor bound for a device without int64 is narrowed before it moves)."""
-    with no_grad():
-        x = x.detach()
-        if dtype in x.device.backend.dtypes:
-            return x.cast(dtype).to(device)
-        return x.to(device).cast(dtype)
-
-
-def rebind(t: Tensor, device: Device, dtype: DType) -> None:
-    """Make `t` hold its own values on `device` in `dtype`, keeping the object.
-
-    Gradient state follows the device: between two autodiff (or two plain) devices
-    ``requires_grad`` is kept (a frozen parameter stays frozen); onto an autodiff device a
-    floating-point `Parameter` starts requiring grad; onto a plain device nothing does. An
-    existing ``.grad`` moves along while the tensor still requires grad."""
-    if device is t.device and dtype is t.dtype:
-        return
-    if device.is_autodiff == t.device.is_autodiff:
-        wants_grad = t.requires_grad
-    else:
-        wants_grad = device.is_autodiff and isinstance(t, Parameter)
-    wants_grad = wants_grad and dtype.is_floating_point
-    moved = convert(t, device, dtype)
-    grad = convert(t.grad, device, dtype) if wants_grad and t.grad is not None else None
-    t._h, t.dtype, t.device = moved._h, dtype, device
-    t._node, t.requires_grad, t.grad = None, False, grad
-    if wants_grad:
-        t.requires_grad_()
 
 
 def as_value(value: Any, like: Tensor, name: str) -> Tensor:
@@ -103,8 +64,6 @@ def as_value(value: Any, like: Tensor, name: str) -> Tensor:
     device and in its dtype, ready to be copied into `like`."""
     if isinstance(value, Tensor):
         return convert(value, like.device, like.dtype)
-    from ..creation import from_numpy, tensor
-
     try:
         if hasattr(value, "__array_interface__") and hasattr(value, "astype"):
             # cast in numpy first: the device may not store the array's own dtype

@@ -17,11 +17,11 @@ import math
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import arange
 from ..devices import device as as_device
 from ..dtypes import default_float, float32, float64
 from ..errors import ArgumentError, ShapeError
-from ..movement import cat, stack
+from ..ops.creation import arange
+from ..ops.movement import cat, stack
 from ..shape import norm_dim
 from . import functional as F
 from .module import Module

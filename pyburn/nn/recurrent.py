@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import zeros
 from ..errors import ArgumentError, ShapeError
-from ..movement import cat, stack
+from ..ops.creation import zeros
+from ..ops.movement import cat, stack
 from . import functional as F
 from . import init
 from .module import Module

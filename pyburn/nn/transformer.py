@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import full
 from ..errors import ArgumentError, ShapeError
+from ..ops.creation import full
 from . import functional as F
 from . import init
 from .attention import MultiheadAttention

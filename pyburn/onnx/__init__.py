@@ -30,21 +30,9 @@ if TYPE_CHECKING:
 #: names imported on first use, so that `import pyburn.onnx` (the ``pyburn`` command line
 #: imports it) does not load the runner: name -> module
 _LAZY = {"UnsupportedOperatorError": ".passes", "OnnxModule": ".runner",
-         "OperatorError": ".runner"}
+         "OperatorError": ".runner", "read": ".proto"}
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | ir.Model
-
-
-def read(source: Source) -> ir.Model:
-    """The model in `source` (a path, the file's bytes, or an `ir.Model`) as an `ir.Model`,
-    unchecked."""
-    from . import proto
-
-    if isinstance(source, ir.Model):
-        return source
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return proto.read_model(source)
-    return proto.load_model(source)
 
 
 def convert(source: Source, out_dir: str | os.PathLike[str], *, class_name: str = "Model",
@@ -52,7 +40,7 @@ def convert(source: Source, out_dir: str | os.PathLike[str], *, class_name: str 
     """Write the model in `source` as readable pyburn Python (``<name>.py``, a Module
     subclass) plus its weights (``<name>.safetensors``) into `out_dir`; returns both paths.
     The command line's ``pyburn onnx convert``."""
-    from .codegen import convert as write
+    from .codegen import convert as write  # import time: the code generator loads on first use
 
     return write(source, out_dir, class_name=class_name, name=name)
 
@@ -61,6 +49,8 @@ def load(source: Source, device: Any = None) -> OnnxModule:
     """The ONNX model in `source` as a Module that runs it on `device` (the default device
     when None). Raises `UnsupportedOperatorError` listing every operator pyburn lacks before
     anything runs, and `pyburn.FormatError` for a malformed file."""
+    # import time: the reader and the runner load on first use
+    from .proto import read
     from .runner import OnnxModule
 
     return OnnxModule(read(source), device)

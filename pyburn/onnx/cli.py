@@ -49,7 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from .codegen import convert
+    from .codegen import convert  # import time: the code generator (75 ms) loads when used
 
     code, weights = convert(args.model, args.out, class_name=args.class_name, name=args.name)
     print(f"wrote {code}\nwrote {weights}")
@@ -57,6 +57,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    # import time: the reader and the passes (70 ms) load for this command only
     from . import read
     from .passes import prepare
 
@@ -66,6 +67,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
+    # import time: the reader and the passes (70 ms) load for this command only
     from . import read
     from .passes import walk
 
@@ -102,6 +104,7 @@ def _type_text(v: Any) -> str:
 def _print_shapes(model: Any) -> None:
     """Each node of the main graph with its outputs' inferred types (the file's graph, before
     the passes that `load` runs)."""
+    # import time: shape inference and the passes load for --shapes only
     from .infer import infer
     from .passes import sort_graph
 

@@ -19,10 +19,13 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from .. import store
 from .._tensor import Tensor
+from ..backends import cpu
 from . import ir
 from .layers import Layer, raise_step
 from .passes import free_inputs
+from .proto import read
 from .runner import OnnxModule, Program, Step, constant_name
 
 #: binary operators whose Python operator has exactly ONNX's semantics
@@ -305,11 +308,7 @@ def convert(source: Any, out_dir: str | os.PathLike[str], *, class_name: str = "
             name: str | None = None) -> tuple[str, str]:
     """Write `source` (an ONNX path, bytes or `ir.Model`) as ``<name>.py`` and
     ``<name>.safetensors`` in `out_dir`; returns their paths."""
-    from .. import store
-    from ..backends import cpu
-    from . import load
-
-    module = load(source, device="flex" if cpu.unavailable_reason() else "cpu")
+    module = OnnxModule(read(source), "flex" if cpu.unavailable_reason() else "cpu")
     label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
     name = name or (os.path.splitext(os.path.basename(label))[0] if label else "model")
     name = re.sub(r"\W", "_", name)

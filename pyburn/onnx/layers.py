@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .._tensor import Tensor
-from ..creation import zeros
 from ..nn.parameter import Parameter
+from ..ops.creation import zeros
 from . import ir
 from .registry import index_dtype
 from .runner import Step

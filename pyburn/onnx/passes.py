@@ -19,7 +19,7 @@ from ..errors import FormatError
 from . import ir
 from .infer import annotate
 from .ir import subgraphs, with_subgraphs
-from .registry import lookup
+from .ops import lookup
 
 #: The newest ai.onnx opset pyburn knows (onnx 1.22's).
 MAX_OPSET = 27

@@ -21,9 +21,9 @@ from .._tensor import Tensor
 from ..devices import Device
 from ..errors import ArgumentError, FormatError, PyburnError
 from . import ir
-from .ops import outputs
+from .ops import lookup, outputs
 from .passes import free_inputs, is_foldable
-from .registry import OpSpec, lookup
+from .registry import OpSpec
 from .tensors import to_tensor
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
+from ..devices import device as as_device
 from ..dtypes import DType, int32, int64
 from ..errors import ArgumentError
 
@@ -102,24 +103,14 @@ def _domain(domain: str) -> str:
 
 
 def lookup(op_type: str, opset: int, domain: str = "") -> OpSpec | None:
-    """The implementation of `op_type` for `opset` of `domain`, or None if pyburn has none."""
-    _load_all()
+    """The implementation of `op_type` for `opset` of `domain`, or None if pyburn has none
+    (among the operators registered so far: ``pyburn.onnx.ops`` registers them all, and
+    gives this function once they are)."""
     found = None
     for spec in _TABLE.get((_domain(domain), op_type), ()):
         if spec.since <= opset:
             found = spec
     return found
-
-
-def supported() -> dict[tuple[str, str], list[int]]:
-    """Every registered operator as ``{(domain, op_type): [since versions]}``."""
-    _load_all()
-    return {key: [spec.since for spec in specs] for key, specs in sorted(_TABLE.items())}
-
-
-def _load_all() -> None:
-    # the operator modules register themselves on import
-    from . import ops  # noqa: F401
 
 
 def ints(value: Any) -> list[int]:
@@ -166,8 +157,6 @@ _MAX_REMEMBERED = 64
 def index_dtype(device: Any) -> DType:
     """The dtype that stands for ONNX's int64 on `device`: int64 where the device holds it,
     else int32."""
-    from ..devices import device as as_device
-
     return int64 if int64 in as_device(device).backend.dtypes else int32
 
 

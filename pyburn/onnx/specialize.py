@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import zeros
 from ..errors import PyburnError
+from ..ops.creation import zeros
 from . import ir
 from .passes import RANDOM_OPS, walk
 from .program import GuardFailed, Program, Step

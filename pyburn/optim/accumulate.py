@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..autodiff.graph import enable_grad, no_grad
 from ..errors import ArgumentError
+from ..tape import enable_grad, no_grad
 from .optimizer import Optimizer
 
 

@@ -6,9 +6,9 @@ import math
 from typing import Any
 
 from .._tensor import Tensor
-from ..autodiff.graph import is_grad_enabled
-from ..creation import zeros_like
-from ..math_ops import maximum
+from ..ops.creation import zeros_like
+from ..ops.math_ops import maximum
+from ..tape import is_grad_enabled
 from .optimizer import Optimizer, Params, check_betas, check_option
 
 

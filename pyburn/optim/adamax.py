@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import zeros_like
-from ..math_ops import maximum
+from ..ops.creation import zeros_like
+from ..ops.math_ops import maximum
 from .optimizer import Optimizer, Params, check_betas, check_option
 
 

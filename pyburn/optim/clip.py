@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .._tensor import Tensor
-from ..autodiff.graph import no_grad
-from ..creation import tensor
 from ..errors import ArgumentError
-from ..movement import stack
+from ..ops.creation import tensor
+from ..ops.movement import stack
+from ..tape import no_grad
 
 #: added to the total norm before dividing, so that a zero norm does not divide by zero
 _EPS = 1e-6

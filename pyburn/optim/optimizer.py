@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._tensor import Tensor
-from ..autodiff.graph import enable_grad, no_grad
 from ..errors import ArgumentError, DeviceError, ShapeError
+from ..tape import enable_grad, no_grad
 
 #: what the optimizers accept: tensors, or dicts with "params" (tensors) and per-group options
 Params = Iterable[Tensor] | Iterable[dict[str, Any]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..creation import zeros_like
+from ..ops.creation import zeros_like
 from .optimizer import Optimizer, Params, check_option
 
 

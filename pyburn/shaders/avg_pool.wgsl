@@ -8,8 +8,7 @@
 // chose to fit the loop budget; a piece after the first adds its share to what the earlier
 // ones stored.
 //
-// Placeholders: workgroup; element (stored type of x and out); load (stored `v` as f32);
-// store (f32 `s` as element).
+// Placeholders: workgroup; element (stored type of x and out); store (f32 `s` as element).
 // info: see the constants below, then the lead dims: shape[L], x's strides along them[L],
 // out's strides along them[L]; then the tables, at info[TABLES]: 3 ints per output position
 // along each spatial dim in turn. Operands: out at binding 1, x at 2.
@@ -52,8 +51,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var k = info[PIECE]; k < info[PIECE + 1]; k++) {
         let p = start + pb_unravel3(k, KS);
         if (all(p < stop)) {
-            let v = x[x_base + p.x * x_strides.x + p.y * x_strides.y + p.z * x_strides.z];
-            total += {{load}};
+            total += pb_load_x(x_base + p.x * x_strides.x + p.y * x_strides.y
+                               + p.z * x_strides.z);
         }
     }
     var divisor = f32(info[DIVISOR]);
@@ -64,8 +63,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let at = info[OUT] + lead_out + dot(qp, vec3<i32>(info[OUT + 1], info[OUT + 2], info[OUT + 3]));
     var s = total / divisor;
     if (info[PIECE] > 0) {
-        let v = out[at];
-        s += {{load}};
+        s += pb_load_out(at);
     }
     out[at] = {{store}};
 }

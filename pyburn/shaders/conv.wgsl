@@ -31,7 +31,7 @@
 // info and epilogue (`conv.pick_variant` chooses).
 //
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
-// element (the stored type of x and w); out_type (out's); load (stored `v` as f32);
+// element (the stored type of x and w); out_type (out's);
 // bindings (declarations of the epilogue's operands, from binding 4 on); bases (statements
 // before the store loop: where each starts, for the group and the four columns); epilogue
 // (statements computing `result`, the value stored to out, from `s`, the sum, at row `r`
@@ -58,16 +58,6 @@ const EPI = 54;    // the epilogue's operands, 7 each: as OUT
 @group(0) @binding(2) var<storage, read> x: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> w: array<{{element}}>;
 {{bindings}}
-
-fn load_x(i: i32) -> f32 {
-    let v = x[i];
-    return {{load}};
-}
-
-fn load_w(i: i32) -> f32 {
-    let v = w[i];
-    return {{load}};
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -130,9 +120,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 var xk = x_base + select(vec4<i32>(0), pd + ph + pw, ok);
                 var wk = w_dh + vec4<i32>(kw * w_kw);
                 for (var e = e_from; e < e_to; e++) {
-                    let av = vec4<f32>(load_w(wk.x), load_w(wk.y), load_w(wk.z), load_w(wk.w));
-                    let bv = select(vec4<f32>(0.0), vec4<f32>(load_x(xk.x), load_x(xk.y),
-                                                              load_x(xk.z), load_x(xk.w)), ok);
+                    let av = vec4<f32>(pb_load_w(wk.x), pb_load_w(wk.y), pb_load_w(wk.z),
+                                       pb_load_w(wk.w));
+                    let bv = select(vec4<f32>(0.0), vec4<f32>(pb_load_x(xk.x), pb_load_x(xk.y),
+                                                              pb_load_x(xk.z), pb_load_x(xk.w)),
+                                    ok);
                     acc[0] += av.x * bv;
                     acc[1] += av.y * bv;
                     acc[2] += av.z * bv;

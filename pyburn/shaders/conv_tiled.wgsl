@@ -20,7 +20,7 @@
 //
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 256, each a
 // power of two from 8 to 32: the slabs take 256 * (rows + cols) bytes, at most 10 KiB);
-// element, out_type, load, bindings, bases, epilogue: as in conv.wgsl.
+// element, out_type, bindings, bases, epilogue: as in conv.wgsl.
 // info: as in conv.wgsl (the same constants).
 
 const NB = 0;      // images in the box
@@ -43,16 +43,6 @@ const EPI = 54;    // the epilogue's operands, 7 each: as OUT
 // channel kk of the step, slab_x[kk * 2*{{cols}} + c / 4][c % 4] the input at column c
 var<workgroup> slab_w: array<vec4<f32>, 16 * {{rows}}>;
 var<workgroup> slab_x: array<vec4<f32>, 16 * {{cols}}>;
-
-fn load_x(i: i32) -> f32 {
-    let v = x[i];
-    return {{load}};
-}
-
-fn load_w(i: i32) -> f32 {
-    let v = w[i];
-    return {{load}};
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -108,8 +98,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                         var v = vec4<f32>(0.0);
                         if (e < e_to) {
                             let at = xk + vec4<i32>(e * x_step);
-                            v = select(v, vec4<f32>(load_x(at.x), load_x(at.y), load_x(at.z),
-                                                    load_x(at.w)), ok);
+                            v = select(v, vec4<f32>(pb_load_x(at.x), pb_load_x(at.y),
+                                                    pb_load_x(at.z), pb_load_x(at.w)), ok);
                         }
                         slab_x[kk * 2 * {{cols}} + quad] = v;
                     }
@@ -117,7 +107,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                         let e = e0 + kk;
                         var v = 0.0;
                         if (e < e_to) {
-                            v = load_w(wk + e * w_step);
+                            v = pb_load_w(wk + e * w_step);
                         }
                         slab_w[kk * 2 * {{rows}} + w_row / 4][w_row % 4] = v;
                     }

@@ -18,8 +18,7 @@
 // The first piece stores, later ones add.
 //
 // Placeholders: rows, cols (invocations per workgroup along each, rows * cols = 64);
-// element (the stored type of every operand); load (stored `v` as f32); store (f32 `s` as
-// element).
+// element (the stored type of every operand); store (f32 `s` as element).
 // info: see the constants below, then the table: per spatial dim d and kernel coordinate i
 // along it, [first q, end q, shift] with input coordinate q * stride + shift (the entries of
 // dim d start at TABLE + 3 * (sum of the kernel sizes before d)). Operands: dw (its slots)
@@ -42,16 +41,6 @@ const TABLE = 41;
 @group(0) @binding(1) var<storage, read_write> dw: array<{{element}}>;
 @group(0) @binding(2) var<storage, read> gy: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> x: array<{{element}}>;
-
-fn load_gy(i: i32) -> f32 {
-    let v = gy[i];
-    return {{load}};
-}
-
-fn load_x(i: i32) -> f32 {
-    let v = x[i];
-    return {{load}};
-}
 
 // [first q, end q, shift] of kernel coordinate i along spatial dim d, the range cut to the
 // piece's output positions.
@@ -123,8 +112,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                                     + (qh * info[STRIDE + 1] + sh.z) * info[X + 5]
                                     + (qw * info[STRIDE + 2] + sw.z) * info[X + 6]);
         for (var i = qw0; i < stop; i++) {
-            let av = vec4<f32>(load_gy(gq.x), load_gy(gq.y), load_gy(gq.z), load_gy(gq.w));
-            let bv = vec4<f32>(load_x(xq.x), load_x(xq.y), load_x(xq.z), load_x(xq.w));
+            let av = vec4<f32>(pb_load_gy(gq.x), pb_load_gy(gq.y), pb_load_gy(gq.z),
+                               pb_load_gy(gq.w));
+            let bv = vec4<f32>(pb_load_x(xq.x), pb_load_x(xq.y), pb_load_x(xq.z), pb_load_x(xq.w));
             acc[0] += av.x * bv;
             acc[1] += av.y * bv;
             acc[2] += av.z * bv;
@@ -152,8 +142,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let to = base + (row + i) * info[DW + 3] + (col + j) * info[DW + 4];
                 var s = acc[i][j];
                 if (info[ADD] != 0) {
-                    let v = dw[to];
-                    s += {{load}};
+                    s += pb_load_dw(to);
                 }
                 dw[to] = {{store}};
             }

@@ -1,7 +1,7 @@
 // pyburn's WGSL helper library. A kernel that calls one of these functions gets its
 // definition linked in (pyburn/backends/wgpu/templates.py), so each function is compiled only
 // where it is used. Names start with `pb_`; a suffix _f32, _i32 or _u32 names the compute
-// type of the variant (op expressions in pyburn/elementwise.py pick one with {{T}}).
+// type of the variant (op expressions in pyburn/ops/elementwise.py pick one with {{T}}).
 //
 // Why these exist: GPU compilers may assume that floats are never NaN (Mesa's llvmpipe folds
 // `x != x` to false), WGSL leaves integer division by zero and out-of-range conversions to
@@ -10,6 +10,14 @@
 //
 // Conventions: a function that reads `info` expects the kernel to declare
 // `@group(0) @binding(0) var<storage, read> info: array<i32>;` (every pyburn kernel does).
+
+// Element `i` of the kernel's storage buffer `{{buffer}}`, in the compute type (f16 read as
+// f32): the one loader of every buffer, made for each pb_load_<name> a kernel calls from the
+// declaration of <name> (`templates.link`).
+fn pb_load_{{buffer}}(i: i32) -> {{T}} {
+    let v = {{buffer}}[i];
+    return {{load}};
+}
 
 // Linear index of this workgroup in a grid split over y and z (a dimension holds at most
 // 65,535 workgroups).

@@ -10,10 +10,9 @@
 // fusion backend fused into the matmul); a plain matmul's only stores it.
 //
 // Placeholders: workgroup (64: 8x8); element, out_type (stored types); T (compute type);
-// load (stored element `v` as T); bindings (declarations of the epilogue's operands, from
-// binding 4 on); bases (where each starts, and its strides along M and N); epilogue (statements
-// computing `result`, the value stored to out, from `anchor`, the product, at row `r` and
-// column `c`).
+// bindings (declarations of the epilogue's operands, from binding 4 on); bases (where each
+// starts, and its strides along M and N); epilogue (statements computing `result`, the value
+// stored to out, from `anchor`, the product, at row `r` and column `c`).
 // info: [M, N, K, batches, batch rank B, batch shape[B], then per operand (out, a, b, then
 //        the epilogue's): offset, batch strides[B], strides along M, N and K]
 
@@ -22,16 +21,6 @@
 @group(0) @binding(2) var<storage, read> a: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> b: array<{{element}}>;
 {{bindings}}
-
-fn load_a(i: i32) -> {{T}} {
-    let v = a[i];
-    return {{load}};
-}
-
-fn load_b(i: i32) -> {{T}} {
-    let v = b[i];
-    return {{load}};
-}
 
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -59,8 +48,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let depth = info[2];
     var acc: array<vec4<{{T}}>, 4>;
     for (var k = 0; k < depth; k++) {
-        let av = vec4<{{T}}>(load_a(ak.x), load_a(ak.y), load_a(ak.z), load_a(ak.w));
-        let bv = vec4<{{T}}>(load_b(bk.x), load_b(bk.y), load_b(bk.z), load_b(bk.w));
+        let av = vec4<{{T}}>(pb_load_a(ak.x), pb_load_a(ak.y), pb_load_a(ak.z), pb_load_a(ak.w));
+        let bv = vec4<{{T}}>(pb_load_b(bk.x), pb_load_b(bk.y), pb_load_b(bk.z), pb_load_b(bk.w));
         acc[0] += av.x * bv;
         acc[1] += av.y * bv;
         acc[2] += av.z * bv;

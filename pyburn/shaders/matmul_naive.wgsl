@@ -1,22 +1,13 @@
 // Batched matrix product out = a @ b, one invocation per output element: the baseline the
 // register-blocked kernel (matmul.wgsl) is measured against in `pyburn bench`.
 //
-// Placeholders and info: as matmul.wgsl.
+// Placeholders: workgroup, element, out_type, T (as matmul.wgsl); store (T `s` as out_type).
+// info: as matmul.wgsl.
 
 @group(0) @binding(0) var<storage, read> info: array<i32>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{out_type}}>;
 @group(0) @binding(2) var<storage, read> a: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> b: array<{{element}}>;
-
-fn load_a(i: i32) -> {{T}} {
-    let v = a[i];
-    return {{load}};
-}
-
-fn load_b(i: i32) -> {{T}} {
-    let v = b[i];
-    return {{load}};
-}
 
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -37,7 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let b_step = pb_matmul_stride(2, 2);
     var s = {{T}}(0);
     for (var k = 0; k < depth; k++) {
-        s += load_a(a_at) * load_b(b_at);
+        s += pb_load_a(a_at) * pb_load_b(b_at);
         a_at += a_step;
         b_at += b_step;
     }

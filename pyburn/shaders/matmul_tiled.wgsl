@@ -9,8 +9,8 @@
 //
 // Each product goes through the same epilogue as `matmul.wgsl` (see there).
 //
-// Placeholders: workgroup (256: 16x16); element, out_type (stored types); T (compute type); load (stored element `v`
-// as T); bindings, bases, epilogue (as in matmul.wgsl; the product at row `r`, column `c` is
+// Placeholders: workgroup (256: 16x16); element, out_type (stored types); T (compute type);
+// bindings, bases, epilogue (as in matmul.wgsl; the product at row `r`, column `c` is
 // `acc[2 * i + j / 4][j % 4]`).
 // info: as in matmul.wgsl.
 
@@ -23,16 +23,6 @@
 // the slabs, K-major: slab_a[kk * 32 + r / 4][r % 4] is a's row r at depth kk of the step
 var<workgroup> slab_a: array<vec4<{{T}}>, 256>;
 var<workgroup> slab_b: array<vec4<{{T}}>, 256>;
-
-fn load_a(i: i32) -> {{T}} {
-    let v = a[i];
-    return {{load}};
-}
-
-fn load_b(i: i32) -> {{T}} {
-    let v = b[i];
-    return {{load}};
-}
 
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -76,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let ka = k0 + kk;
             var va = {{T}}(0);
             if (ka < depth) {
-                va = load_a(a_base + min(row0 + r, m - 1) * a_rows + ka * a_depth);
+                va = pb_load_a(a_base + min(row0 + r, m - 1) * a_rows + ka * a_depth);
             }
             slab_a[kk * 32 + r / 4][r % 4] = va;
             // b's element (depth kb, column c)
@@ -89,7 +79,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let kd = k0 + kb;
             var vb = {{T}}(0);
             if (kd < depth) {
-                vb = load_b(b_base + kd * b_depth + min(col0 + c, n - 1) * b_cols);
+                vb = pb_load_b(b_base + kd * b_depth + min(col0 + c, n - 1) * b_cols);
             }
             slab_b[kb * 32 + c / 4][c % 4] = vb;
         }

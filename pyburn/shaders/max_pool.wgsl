@@ -7,10 +7,10 @@
 // chose to fit the loop budget; a piece after the first merges with what the earlier ones
 // stored (their offsets come first, so they win ties).
 //
-// Placeholders: workgroup; element (stored type of x and out); load (stored `v` as f32);
-// store (f32 `s` as element); index_binding (the declaration of `index`, binding 3, or
-// nothing); previous_index (the index stored by the earlier pieces, or 0 without an index
-// output); store_index (a statement storing `best_at` at `index[at_index]`, or nothing).
+// Placeholders: workgroup; element (stored type of x and out); store (f32 `s` as element);
+// index_binding (the declaration of `index`, binding 3, or nothing); previous_index (the
+// index stored by the earlier pieces, or 0 without an index output); store_index (a
+// statement storing `best_at` at `index[at_index]`, or nothing).
 // info: see the constants below, then the lead dims: shape[L], x's strides along them[L],
 // out's strides along them[L]. Operands: out at binding 1, x at 2, index at 3 (the same
 // strides as out).
@@ -57,8 +57,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var k = info[PIECE]; k < info[PIECE + 1]; k++) {
         let p = origin + pb_unravel3(k, KS) * dilation;
         if (all(p >= vec3<i32>(0)) && all(p < sizes)) {
-            let v = x[x_base + p.x * x_strides.x + p.y * x_strides.y + p.z * x_strides.z];
-            let value = {{load}};
+            let value = pb_load_x(x_base + p.x * x_strides.x + p.y * x_strides.y
+                                  + p.z * x_strides.z);
             if (best_at < 0 || (!pb_isnan(best) && (pb_isnan(value) || value > best))) {
                 best = value;
                 best_at = (p.x * sizes.y + p.y) * sizes.z + p.z;
@@ -70,8 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let at = info[OUT] + lead_out + q_out;
     let at_index = info[INDEX] + lead_out + q_out;
     if (info[PIECE] > 0) {
-        let v = out[at];
-        let previous = {{load}};
+        let previous = pb_load_out(at);
         let previous_at = {{previous_index}};
         let wins = best_at >= 0 && !pb_isnan(previous) && (pb_isnan(best) || best > previous);
         if (previous_at >= 0 && !wins) {

@@ -8,7 +8,7 @@
 // Placeholders
 //   workgroup, threads  invocations per workgroup and per row (powers of two)
 //   element             the stored type of x, out, weight and bias
-//   load, store         stored `v` as f32, f32 `s` as element
+//   store               f32 `s` as element
 //   identity            the empty statistic (a Stat)
 //   fold                the body of `fold(s: Stat, v: f32) -> Stat` (one more element)
 //   combine             the body of `combine(a: Stat, b: Stat) -> Stat`
@@ -67,11 +67,6 @@ fn along(r: i32, strides: i32) -> i32 {
     return pb_strided(r, reduced, SHAPE + info[KEPT], strides);
 }
 
-fn load_x(i: i32) -> f32 {
-    let v = x[i];
-    return {{load}};
-}
-
 @compute @workgroup_size({{workgroup}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -87,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (g < info[ROWS]) {
         x_base = info[at_x] + pb_strided(g, kept, SHAPE, at_x + 1);
         for (var r = lane; r < length; r += {{threads}}) {
-            stat = fold(stat, load_x(x_base + along(r, at_x + 1 + kept)));
+            stat = fold(stat, pb_load_x(x_base + along(r, at_x + 1 + kept)));
         }
     }
     partial[lid] = stat;
@@ -102,7 +97,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (g < info[ROWS]) {
         let out_base = info[at_out] + pb_strided(g, kept, SHAPE, at_out + 1);
         for (var r = lane; r < length; r += {{threads}}) {
-            let s = finish(load_x(x_base + along(r, at_x + 1 + kept)), r, total);
+            let s = finish(pb_load_x(x_base + along(r, at_x + 1 + kept)), r, total);
             out[out_base + along(r, at_out + 1 + kept)] = {{store}};
         }
     }

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, DTypeError
+from ..ops.rebinding import rebind
+from ..tape import no_grad
 from .adapters import Adapter, Chain, Entry, as_adapter
 from .lazy import KeyFilter, MemoryTensor, key_predicate
 from .stores import open_store
@@ -102,9 +104,6 @@ def load_into(module: Module, store: Any, *, key_remap: KeyRemap = (),
               = None) -> ApplyResult:
     """Load `store` (a `LazyStateDict`, or a PyTorch or safetensors file as a path, bytes or
     a file object) into `module`'s parameters and buffers; see ``Module.load_from``."""
-    from ..autodiff.graph import no_grad  # imported here: pyburn.nn comes after pyburn.store
-    from ..nn.parameter import rebind
-
     if not isinstance(allow_partial, bool):
         raise ArgumentError(f"allow_partial is a bool, got {allow_partial!r}")
     source = open_store(store, top_level_key=top_level_key)

@@ -17,11 +17,13 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from .. import __version__
 from .._tensor import Tensor, wrap
 from ..devices import Device
 from ..devices import device as as_device
 from ..errors import ArgumentError, DTypeError, FormatError
 from . import safejson
+from .apply import adapted_state
 from .atomic import atomic_write
 from .header import (
     METADATA_KEY,
@@ -66,8 +68,6 @@ def save(obj: Any, path: str | os.PathLike[str], metadata: Any = None, *,
         if not callable(getattr(obj, "named_modules", None)):
             raise ArgumentError(f"save(adapter=...) takes a module (adapters look at the "
                                 f"layers), got {type(obj).__name__}")
-        from .apply import adapted_state
-
         obj = adapted_state(obj, adapter)
     write(path, named_tensors(obj, "save()"), fields)
 
@@ -100,8 +100,6 @@ def write(path: str | os.PathLike[str], tensors: Mapping[str, Tensor],
           fields: dict[str, str]) -> None:
     """Write `tensors` (as checked by `named_tensors`) atomically, with `fields` and the
     pyburn version in the header's ``__metadata__``."""
-    from .. import __version__
-
     infos = lay_out([(name, t.dtype, t.shape) for name, t in tensors.items()])
     head = encode_header(infos, {VERSION_KEY: __version__, **fields})
 
@@ -143,7 +141,7 @@ def _mapped(file: IO[bytes], size: int) -> memoryview | None:
     if size == 0 or sys.platform == "emscripten":
         return None
     try:
-        import mmap
+        import mmap  # optional: not every platform has mmap
 
         return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
     except (ImportError, OSError, ValueError):

@@ -20,13 +20,14 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .. import __version__
 from .._tensor import Tensor
-from ..autodiff.graph import enable_grad, no_grad
 from ..data.collate import to_device
 from ..devices import Device, default_device
 from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..optim.clip import clip_grad_norm_
+from ..tape import enable_grad, no_grad
 from .batches import (
     batches_from,
     call_model,
@@ -472,8 +473,6 @@ class Learner:
 
     def _config(self, loader: Any, epochs: int, resumed_from: str | None) -> dict[str, Any]:
         """What ``run.json`` records."""
-        from .. import __version__
-
         groups = [{k: v for k, v in g.items() if k != "params"}
                   for g in self.optimizer.param_groups]
         return {

@@ -149,10 +149,10 @@ def render_svg(data: Curves, title: str = "") -> str:
 
 def _write_png(data: Curves, title: str, path: str) -> None:
     try:
-        import matplotlib
+        import matplotlib  # optional: matplotlib, for PNG only
 
         matplotlib.use("Agg")
-        from matplotlib import pyplot
+        from matplotlib import pyplot  # optional: matplotlib, after choosing its backend
     except ImportError:
         raise MissingExtraError("PNG plots need matplotlib (pip install matplotlib); an .svg "
                                 "output needs nothing") from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pyburn.nn.functional  # noqa: F401  (the cases reach it as L.nn.functional)
-from pyburn.elementwise import BINARY, UNARY
+from pyburn.ops.elementwise import BINARY, UNARY
 
 from .helpers import FLOAT32, Case, Input, case, given, rand
 

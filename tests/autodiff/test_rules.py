@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 import pyburn
-from pyburn.autodiff import graph
+from pyburn import tape
 from pyburn.autodiff.rules import RULES
-from pyburn.elementwise import BINARY, UNARY
 from pyburn.ops import capability
+from pyburn.ops.elementwise import BINARY, UNARY
 
 from .cases import CASES, FLOAT_RESULT_DOMAINS
 from .helpers import (
@@ -80,14 +80,14 @@ def nodes_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The rule of every graph node recorded while the test runs (leaves' nodes excepted)."""
     made: list[str] = []
 
-    class Counted(graph.Node):
+    class Counted(tape.Node):
         __slots__ = ()
 
         def __init__(self, rule: str, *args: Any):
             made.append(rule)
             super().__init__(rule, *args)
 
-    monkeypatch.setattr(graph, "Node", Counted)
+    monkeypatch.setattr(tape, "Node", Counted)
     return made
 
 
@@ -110,7 +110,7 @@ def test_inference_records_nothing(dev, nodes_made, c: Case):
 
 def test_cases_reach_every_rule(dev, nodes_made):
     """The table exercises every backward rule that a float result can reach on the device.
-    `move` and `checkpoint` are checked in test_graph.py and test_api.py; `conv_weight` and
+    `move` and `checkpoint` are checked in test_tape.py and test_api.py; `conv_weight` and
     `nll_loss_grad` are only ever made by a backward pass, which the second-order cases run;
     the rules of an optional capability exist only where the device has it."""
     lib = PyburnLib(dev, pyburn.float32)

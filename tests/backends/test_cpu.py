@@ -2,7 +2,7 @@
 
 Every input goes in with ``from_bytes`` (contiguous, or made strided with the backend's own
 slice/flip/permute) and every result comes out with ``to_bytes``. References are independent
-of the code under test: the pure-Python scalar functions of ``pyburn.elementwise`` for
+of the code under test: the pure-Python scalar functions of ``pyburn.ops.elementwise`` for
 elementwise ops, ``math.erf``, Python loops and ``sorted`` for indexing and sorting,
 ``pyburn.random.random_words`` for random bits, and float64 numpy for reductions and matmul.
 Any numpy warning fails a test: the backend must compute IEEE results quietly.
@@ -33,7 +33,7 @@ from pyburn.dtypes import (  # noqa: E402
     int64,
     uint8,
 )
-from pyburn.elementwise import BINARY, UNARY, ElementwiseOp  # noqa: E402
+from pyburn.ops.elementwise import BINARY, UNARY, ElementwiseOp  # noqa: E402
 from pyburn.random import random_words  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error")

@@ -21,7 +21,7 @@ import pytest
 from pyburn import dtypes as D
 from pyburn.backends.base import Backend
 from pyburn.backends.flex import FlexBackend, create
-from pyburn.elementwise import BINARY, UNARY
+from pyburn.ops.elementwise import BINARY, UNARY
 from pyburn.random import random_words
 
 FLEX = create(0)

@@ -15,7 +15,9 @@ import asyncio
 import dataclasses
 import gc
 import math
+import re
 import struct
+from importlib import resources
 
 import pytest
 
@@ -342,6 +344,25 @@ def test_templates_are_strict_and_link_only_what_is_called():
     assert "fn pb_erf(" not in linked and "enable f16" not in linked
     assert templates.link("fn g(x: f32) -> f16 { return pb_to_f16(x); }").startswith(
         "enable f16;")
+
+
+def test_kernels_read_their_buffers_through_the_one_loader():
+    from pyburn.backends.wgpu import templates
+
+    kernel = ("@group(0) @binding(1) var<storage, read> a: array<f16>;\n"
+              "@group(0) @binding(2) var<storage, read_write> b: array<i32>;\n"
+              "@group(0) @binding(3) var<storage, read> c: array<f32>;\n"
+              "fn f(i: i32) -> f32 { return pb_load_a(i) + f32(pb_load_b(i)); }")
+    linked = templates.link(kernel)
+    # typed by each buffer's declaration, linked only where called
+    assert "fn pb_load_a(i: i32) -> f32 {\n    let v = a[i];\n    return f32(v);\n}" in linked
+    assert "fn pb_load_b(i: i32) -> i32 {\n    let v = b[i];\n    return v;\n}" in linked
+    assert "pb_load_c" not in linked and linked.startswith("enable f16;")
+    shaders = resources.files("pyburn").joinpath("shaders")
+    own = [f"{path.name}: fn {name}" for path in shaders.iterdir()
+           if path.name.endswith(".wgsl") and path.name != "functions.wgsl"
+           for name in re.findall(r"\bfn (\w*load\w*)\(", path.read_text())]
+    assert not own, "kernels call pb_load_<buffer> instead of defining loaders"
 
 
 def test_adapters_are_listed_best_first():

@@ -97,3 +97,8 @@ def test_every_stage_is_a_make_target_of_a_known_part():
     targets = {line.split(":")[0] for line in makefile.splitlines() if ":" in line}
     assert {s.target for s in STAGES} <= targets
     assert {s.part for s in STAGES} - {None} <= set(stages.PARTS)
+
+
+def test_the_type_check_runs_after_lint_and_before_the_tests():
+    names = [s.name for s in STAGES]
+    assert names.index("lint") + 1 == names.index("typecheck") < names.index("doctests")

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def unavailable_reason() -> str | None:
     """None when numpy imports, else a sentence saying how to get it."""
     try:
-        import numpy  # noqa: F401
+        import numpy  # noqa: F401  (optional: this module imports without numpy)
     except ImportError:
         return "numpy is not installed (pip install 'pyburn[numpy]')"
     return None
@@ -26,6 +26,8 @@ def unavailable_reason() -> str | None:
 def create(index: int) -> CpuBackend:
     """A cpu backend instance (every index is an independent, identical CPU device); the
     first one sets glibc's heap thresholds for the process (`heap.keep_heap`)."""
+    # optional: numpy, which the backend needs (this module imports without it); heap and its
+    # ctypes load with the backend
     from .backend import CpuBackend
     from .heap import keep_heap
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ...dtypes import ALL_DTYPES, DType, bool_, float16, float32, float64, int32, int64, uint8
+from ...ops.elementwise import BINARY
+from ...ops.reducers import REDUCTIONS
 from ..base import Backend, Handle, Shape
 from . import conv as convolution
 from . import fused
@@ -39,10 +41,10 @@ NUMPY_DTYPES: dict[DType, np.dtype] = {
 # Transfers are little-endian whatever the machine; on little-endian machines these are
 # the native dtypes and cost nothing.
 _LITTLE_ENDIAN = {d: n.newbyteorder("<") for d, n in NUMPY_DTYPES.items()}
-# The ufuncs' own reduce: np.sum and friends add ~1 µs of Python on top of them.
-_REDUCERS: dict[str, np.ufunc] = {"sum": np.add, "prod": np.multiply, "max": np.maximum,
-                                  "min": np.minimum, "any": np.logical_or, "all": np.logical_and}
-_SCANS: dict[str, Callable] = {"sum": np.cumsum, "prod": np.cumprod}
+# Each reduction's fold is the ufunc of its combine's numpy column, called through its own
+# reduce and accumulate: np.sum and friends add ~1 µs of Python on top of them.
+_FOLDS: dict[str, np.ufunc] = {name: getattr(np, BINARY[r.combine].numpy)
+                               for name, r in REDUCTIONS.items()}
 _TWO_63 = 2.0**63
 
 
@@ -209,15 +211,22 @@ class CpuBackend(Backend):
     # ---- reductions and scans ------------------------------------------------------------
     @_quietly
     def reduce(self, op: str, x: Handle, axes: tuple[int, ...]) -> Handle:
-        """A ufunc reduce with ``keepdims`` (maximum and minimum propagate NaN; logical_or
-        and logical_and give bool); sum and prod accumulate float16 in float32 and keep
-        integer dtypes (numpy would widen them to int64)."""
+        """The fold's ufunc reduce with ``keepdims`` (maximum and minimum propagate NaN;
+        any and all fold the truth values); sum and prod accumulate float16 in float32 and
+        keep integer dtypes (numpy would widen them to int64)."""
+        reduction = REDUCTIONS[op]
+        if reduction.truth:
+            x = x.astype(np.bool_, copy=False)
         if not axes:  # nothing to reduce (also keeps a 0-d result an array)
-            return x.astype(np.bool_) if op in ("any", "all") else x
-        if op in ("sum", "prod"):
-            total = _REDUCERS[op].reduce(x, axis=axes, keepdims=True, dtype=_accumulator(x.dtype))
+            return x
+        if x.size == 0:  # maximum and minimum have no identity of their own: the table's
+            kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+            return np.full(kept, reduction.identity, x.dtype)
+        fold = _FOLDS[op]
+        if reduction.widens:
+            total = fold.reduce(x, axis=axes, keepdims=True, dtype=_accumulator(x.dtype))
             return total.astype(x.dtype, copy=False)
-        return _REDUCERS[op].reduce(x, axis=axes, keepdims=True)
+        return fold.reduce(x, axis=axes, keepdims=True)
 
     def arg_reduce(self, op: str, x: Handle, axis: int) -> Handle:
         """np.argmax / np.argmin: first occurrence, and NaN wins both."""
@@ -227,8 +236,10 @@ class CpuBackend(Backend):
 
     @_quietly
     def scan(self, op: str, x: Handle, axis: int) -> Handle:
-        """np.cumsum / np.cumprod in the input dtype (float16 accumulates in float32)."""
-        return _SCANS[op](x, axis=axis, dtype=_accumulator(x.dtype)).astype(x.dtype, copy=False)
+        """The fold's ufunc accumulate (np.cumsum is np.add's) in the input dtype (float16
+        accumulates in float32)."""
+        running = _FOLDS[op].accumulate(x, axis=axis, dtype=_accumulator(x.dtype))
+        return running.astype(x.dtype, copy=False)
 
     # ---- movement ------------------------------------------------------------------------
     def reshape(self, x: Handle, shape: Shape) -> Handle:

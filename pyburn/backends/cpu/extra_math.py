@@ -1,6 +1,6 @@
 """Elementwise functions numpy lacks (or gets wrong for pyburn), on whole arrays.
 
-``pyburn.elementwise`` names these with a trailing underscore ("rsqrt_", "erf_"): the cpu
+``pyburn.ops.elementwise`` names these with a trailing underscore ("rsqrt_", "erf_"): the cpu
 backend looks them up here without it. `power` replaces ``np.power`` for integers, where
 numpy refuses negative exponents.
 

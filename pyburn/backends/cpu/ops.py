@@ -1,6 +1,6 @@
 """The numpy function behind each elementwise primitive, looked up once from the op table.
 
-``pyburn.elementwise`` names a numpy function per op; a name ending in "_" is one numpy
+``pyburn.ops.elementwise`` names a numpy function per op; a name ending in "_" is one numpy
 lacks, supplied by `extra_math` under the name without the underscore. Two columns of the
 table need more than a lookup on integer inputs, as its ``py_int`` functions say:
 rounding ops are the identity (numpy's ``rint`` would round-trip int64 through float64),
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...elementwise import BINARY, UNARY
+from ...ops.elementwise import BINARY, UNARY
 from . import extra_math
 
 

@@ -1,4 +1,4 @@
-"""Elementwise primitives for flex: the scalar functions of ``pyburn.elementwise`` mapped over
+"""Elementwise primitives for flex: the scalar functions of ``pyburn.ops.elementwise`` mapped over
 whole tensors, plus `where` and `cast`.
 
 Each op runs its fast scalar function (``py``, or ``py_int`` on integer inputs) over the whole
@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Sequence
 
 from ...dtypes import DType, bool_, float16
-from ...elementwise import BINARY, UNARY, ElementwiseOp
+from ...ops.elementwise import BINARY, UNARY, ElementwiseOp
 from .storage import TYPECODE, Buf, pack
 
 
@@ -40,7 +40,7 @@ def _map_op(entry: ElementwiseOp, inputs: Sequence[Buf], out: DType) -> array:
 
 
 def unary(op: str, x: Buf, out: DType) -> Buf:
-    """Apply the unary op `op` (a key of ``pyburn.elementwise.UNARY``), result dtype `out`."""
+    """Apply the unary op `op` (a key of ``pyburn.ops.elementwise.UNARY``), result dtype `out`."""
     return Buf(_map_op(UNARY[op], (x,), out), x.shape, out)
 
 

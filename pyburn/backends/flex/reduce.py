@@ -8,18 +8,22 @@ result is rounded or wrapped to the dtype once.
 
 from __future__ import annotations
 
+import functools
 import math
-import operator
 from array import array
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from ...dtypes import bool_, int32
+from ...ops.elementwise import BINARY
+from ...ops.reducers import REDUCTIONS
 from .elementwise import cast
 from .movement import inverse_permutation, permute, to_rows
 from .storage import TYPECODE, Buf, pack
 
-_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+#: C-level builtins that fold a whole run at once, for the combines that have one (other
+#: combines fold pairwise with their scalar function, which handles NaN itself)
+_FAST_FOLDS: dict[str, Callable] = {"add": sum, "mul": math.prod, "maximum": max, "minimum": min}
 
 
 def has_nan(run: Sequence[float]) -> bool:
@@ -37,21 +41,23 @@ def _nan_propagating(pick: Callable) -> Callable:
     return reduce_run
 
 
-def _group_function(op: str, floating: bool) -> Callable:
-    if op == "sum":
-        return sum
-    if op == "prod":
-        return math.prod
-    pick = max if op == "max" else min
-    return _nan_propagating(pick) if floating else pick
+def _fold(combine: str, floating: bool) -> Callable:
+    """The function folding one run with BINARY op `combine`."""
+    fast = _FAST_FOLDS.get(combine)
+    if fast is None:
+        step = BINARY[combine].py
+        return lambda run: functools.reduce(step, run)
+    if floating and combine in ("maximum", "minimum"):
+        return _nan_propagating(fast)  # the builtins skip NaN; the op table's NaN wins
+    return fast
 
 
 def reduce(op: str, x: Buf, axes: tuple[int, ...]) -> Buf:
-    """Reduce over `axes` keeping them as size-1 dims; `op` is sum, prod, max, min, any or
-    all. max/min propagate NaN; an empty group gives the op's identity."""
+    """Reduce over `axes` keeping them as size-1 dims; `op` is an entry of ``REDUCTIONS``.
+    max/min propagate NaN; an empty group gives the op's identity."""
+    reduction = REDUCTIONS[op]
     dtype = x.dtype
-    if op in ("any", "all"):
-        # Truth values as 0/1 reduce with max (any) and min (all).
+    if reduction.truth:
         x, dtype = cast(x, bool_), bool_
     if not axes:
         return x
@@ -59,10 +65,9 @@ def reduce(op: str, x: Buf, axes: tuple[int, ...]) -> Buf:
     shape = tuple(1 if d in axes else size for d, size in enumerate(x.shape))
     groups = math.prod(shape)
     if run == 0:
-        values = [_IDENTITY[op]] * groups
+        values = [reduction.identity] * groups
     else:
-        kind = {"any": "max", "all": "min"}.get(op, op)
-        fn = _group_function(kind, dtype.is_floating_point)
+        fn = _fold(reduction.combine, dtype.is_floating_point)
         values = list(map(fn, (flat[i:i + run] for i in range(0, groups * run, run))))
     return Buf(pack(values, dtype), shape, dtype)
 
@@ -89,11 +94,11 @@ def arg_reduce(op: str, x: Buf, axis: int) -> Buf:
 
 
 def scan(op: str, x: Buf, axis: int) -> Buf:
-    """Inclusive scan along `axis`: "sum" (cumsum) or "prod" (cumprod)."""
+    """Inclusive scan along `axis` of reduction `op` (sum: cumsum, prod: cumprod)."""
     if x.size == 0:
         return x
     flat, run, perm = to_rows(x, (axis,))
-    step = operator.add if op == "sum" else operator.mul
+    step = BINARY[REDUCTIONS[op].combine].py
     values: list = []
     for start in range(0, len(flat), run):
         values.extend(accumulate(flat[start:start + run], step))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ...errors import DeviceError
 from ...runtime import IN_BROWSER
 from ..base import Registration
 
@@ -35,10 +36,10 @@ SOFTWARE_PRIORITY = 30
 def _platform() -> ModuleType:
     """The module that finds adapters and makes runtimes here (`native` or `browser`)."""
     if IN_BROWSER:
-        from . import browser
+        from . import browser  # import time: only this platform's half loads
 
         return browser
-    from . import native
+    from . import native  # import time: only this platform's half loads (native: 30 ms)
 
     return native
 
@@ -49,20 +50,26 @@ def _switched_on(variable: str) -> bool:
     return os.environ.get(variable, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
-@functools.cache
 def _adapters() -> tuple[Any, ...] | str:
     """The adapters, best first, or why there are none (a sentence with the fix).
     $PYBURN_WGPU=0 hides them all, as if the machine had none."""
     if not _switched_on("PYBURN_WGPU"):
         return "wgpu is switched off ($PYBURN_WGPU=0)"
-    if IN_BROWSER:  # what browser.connect() found
+    if IN_BROWSER:  # what browser.connect() found so far (two module globals)
         browser = _platform()
         return browser.adapters() or browser.unavailable_reason()
+    return _native_adapters()
+
+
+@functools.cache
+def _native_adapters() -> tuple[Any, ...] | str:
+    """wgpu-py's adapters, or why there are none; looked for once (a driver's enumeration
+    takes tens of milliseconds)."""
     try:
-        import wgpu  # noqa: F401
+        import wgpu  # noqa: F401  (an optional extra: this module imports without it)
     except ImportError:
         return "wgpu is not installed (pip install 'pyburn[wgpu]')"
-    from . import native
+    from . import native  # import time: asyncio and threading (30 ms), on the desktop only
 
     try:
         found = native.adapters()
@@ -113,8 +120,7 @@ def fusion_enabled() -> bool:
 def create(index: int, fusion: bool | None = None) -> WgpuBackend | FusionBackend:
     """The backend on adapter `index` (see `adapters`), with elementwise fusion unless
     `fusion` is False (None: see `fusion_enabled`)."""
-    from ...errors import DeviceError
-    from .backend import WgpuBackend
+    from .backend import WgpuBackend  # import time: the kernels (45 ms) load with a device
 
     count = len(adapters())
     if not 0 <= index < count:
@@ -125,7 +131,7 @@ def create(index: int, fusion: bool | None = None) -> WgpuBackend | FusionBacken
         _runtimes.append(runtime)
     backend = WgpuBackend(runtime)
     if fusion_enabled() if fusion is None else fusion:
-        from .fusion import FusionBackend
+        from .fusion import FusionBackend  # import time: 60 ms with the kernels
 
         return FusionBackend(backend)
     return backend
@@ -155,7 +161,7 @@ _baseline: dict[str, int] = {}
 
 
 def _totals() -> dict[str, int]:
-    from .fusion import STATS
+    from .fusion import STATS  # import time: 60 ms with the kernels, needless before a device
 
     totals = {name: sum(getattr(r.stats, name) for r in _runtimes)
               for name in ("dispatches", "submits", "reads", "pipelines_compiled")}

@@ -52,6 +52,7 @@ _reason = ("WebGPU is not connected yet: `await pyburn.backends.wgpu.browser.con
 @functools.cache
 def _bridge() -> Any:
     """The JavaScript helpers of `bridge.js` (shipped next to this file), evaluated once."""
+    # optional: pyodide, in the browser only (this module imports on the desktop too)
     from pyodide.code import run_js  # type: ignore[import-not-found]
 
     return run_js(resources.files(__package__).joinpath("bridge.js").read_text())
@@ -60,6 +61,7 @@ def _bridge() -> Any:
 def _object(value: Any) -> Any:
     """`value` (dicts and lists, nested) as JavaScript objects and arrays, as WebGPU wants
     descriptors (Pyodide's default would turn dicts into Maps)."""
+    # optional: pyodide, in the browser only
     import js  # type: ignore[import-not-found]
     from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
@@ -105,9 +107,6 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
             _reason = found
         else:
             _runtime = found
-        from . import _adapters  # the wgpu package caches what it found: look again
-
-        _adapters.cache_clear()
     if _runtime is None:
         return {"available": False, "reason": _reason}
     info = _runtime.info
@@ -119,6 +118,7 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
 
 async def _request(on_lost: Callable[[str], Any] | None) -> BrowserRuntime | str:
     """A runtime on the browser's adapter, or why there can be none."""
+    # optional: pyodide, in the browser only
     import js  # type: ignore[import-not-found]
     from pyodide.ffi import JsException  # type: ignore[import-not-found]
 
@@ -163,6 +163,7 @@ class BrowserRuntime(GpuRuntime):
 
     def __init__(self, adapter: Any, device: Any, features: frozenset[str],
                  on_lost: Callable[[str], Any] | None = None):
+        # optional: pyodide, in the browser only
         from pyodide.ffi import create_once_callable, create_proxy  # type: ignore[import]
 
         self.adapter = adapter

@@ -133,7 +133,7 @@ def _epilogue(tail: Epilogue, kind: Kind) -> tuple[list[str], list[str], list[st
     piece stored."""
     point = []
     if _plain(tail):
-        point.append(f"if (accumulate) {{\n    let v = out[at];\n    s += {kind.load('v')};\n}}")
+        point.append("if (accumulate) {\n    s += pb_load_out(at);\n}")
     point.append(f"let {ANCHOR} = {kind.load(kind.store('s'))};")
     decls, bases = [], []
     buffers = ([("kept", tail.keep.kind.storage, None)] if tail.keep is not None else []) + [
@@ -199,9 +199,8 @@ def _gemm(gpu: Gpu, x: GpuTensor, w: GpuTensor, tail: Epilogue, groups: int, row
     decls, bases, point = _epilogue(replace(tail, fragment=fragment), kind)
     along_rows, along_cols = spec.arrange(rows, columns)
     source = render(spec.kernel, rows=along_rows, cols=along_cols, element=kind.storage,
-                    out_type=out.kind.storage, load=kind.load("v"),
-                    bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
-                    epilogue=indent("\n".join(point), 16))
+                    out_type=out.kind.storage, bindings="\n".join(decls),
+                    bases=indent("\n".join(bases), 4), epilogue=indent("\n".join(point), 16))
     maps3 = [(1, 1, 0, 1)] * (3 - len(maps)) + list(maps)
     geometry = [*q, *s, *k, *(m[i] for i in range(4) for m in maps3)]
     for box in gpu.launches((x.shape[0], groups, rows), operands):
@@ -326,7 +325,7 @@ def conv_weight(gpu: Gpu, x: GpuTensor, g: GpuTensor, kernel: Ints, stride: Ints
                                          x.strides[1]), kind.itemsize, span(s, s_strides)),
     }
     source = render("conv_weight", rows=along_rows, cols=along_cols, element=kind.storage,
-                    load=kind.load("v"), store=kind.store("s"))
+                    store=kind.store("s"))
 
     def cost(e: Shape) -> int:  # an invocation's loop iterations over a piece of extents e
         lines = -(-e[0] * e[1] * e[2] // chunks) + 2  # (n, qd, qh) lines a chunk reaches

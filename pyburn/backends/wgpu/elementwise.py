@@ -1,7 +1,7 @@
 """Elementwise kernels: unary and binary ops from the op table, where, cast and copies.
 
 All of them are ``map.wgsl`` with a different value expression: the op table's WGSL column
-(``pyburn.elementwise``) evaluated in the compute type of the inputs, then stored in the
+(``pyburn.ops.elementwise``) evaluated in the compute type of the inputs, then stored in the
 output's type (`kinds`). Operands are read through their strides, so broadcast (expanded)
 and permuted inputs cost nothing extra; dims that every operand walks contiguously are
 merged first (`coalesce`), so the index arithmetic is usually one division.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 
 from ...dtypes import DType, bool_
-from ...elementwise import BINARY, UNARY, ElementwiseOp
+from ...ops.elementwise import BINARY, UNARY, ElementwiseOp
 from .handle import GpuTensor
 from .kinds import Kind
 from .launch import Gpu, Operand, coalesce

@@ -137,8 +137,7 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str | None = None,
     if variant == "naive":
         assert len(operands) == 3, "only the blocked and tiled kernels apply epilogues"
         source = render(spec.kernel, workgroup=spec.workgroup, element=kind.storage,
-                        out_type=kind.storage, T=kind.compute, load=kind.load("v"),
-                        store=kind.store("s"))
+                        out_type=kind.storage, T=kind.compute, store=kind.store("s"))
     else:
         fragment = replace(tail.fragment, reads=tuple(
             replace(r, operand=operands[key]) for key, r in
@@ -146,7 +145,7 @@ def matmul(gpu: Gpu, a: GpuTensor, b: GpuTensor, variant: str | None = None,
         decls, bases, point = _epilogue(replace(tail, fragment=fragment),
                                         kind.load(kind.store(spec.anchor)), 3)
         source = render(spec.kernel, workgroup=spec.workgroup, element=kind.storage,
-                        out_type=out.kind.storage, T=kind.compute, load=kind.load("v"),
+                        out_type=out.kind.storage, T=kind.compute,
                         bindings="\n".join(decls), bases=indent("\n".join(bases), 4),
                         epilogue=indent("\n".join(point), 16))
     nbatch = len(bshape)

@@ -38,7 +38,7 @@ def _wgpu() -> Any:
     # Mesa's drivers print an error on every adapter query when XDG_RUNTIME_DIR is unset
     # (harmless: it is only used by window systems); give them a directory.
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    import wgpu
+    import wgpu  # optional: wgpu (this module imports without it)
 
     return wgpu
 

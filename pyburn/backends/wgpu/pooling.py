@@ -78,7 +78,7 @@ def max_pool(gpu: Gpu, x: GpuTensor, kernel: Ints, stride: Ints, padding: Pads,
         index_parts = {
             "index_binding": "@group(0) @binding(3) var<storage, read_write> index: array<i32>;",
             "previous_index": "index[at_index]", "store_index": "index[at_index] = best_at;"}
-    source = render("max_pool", workgroup=WORKGROUP, element=kind.storage, load=kind.load("v"),
+    source = render("max_pool", workgroup=WORKGROUP, element=kind.storage,
                     store=kind.store("s"), **index_parts)
     geometry = [*spatial(out_sizes, 1), *spatial(sizes, 1), *spatial(kernel, 1),
                 *spatial(stride, 1), *spatial([b for b, _ in padding], 0),
@@ -105,7 +105,7 @@ def avg_pool(gpu: Gpu, x: GpuTensor, windows: Sequence[Sequence[tuple[int, int, 
     largest = [max(max(b - a, 0) for a, b, _ in w) for w in rows]
     kind = x.kind
     source = render("avg_pool", workgroup=WORKGROUP, element=kind.storage,
-                    load=kind.load("v"), store=kind.store("s"))
+                    store=kind.store("s"))
 
     def middle(box: Box) -> list[int]:
         # the tables follow the lead dims' shape and strides (info[TABLES], see the kernel)

@@ -27,11 +27,14 @@ next to each other, so that the merge is cut along the kept dims only, and is on
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from itertools import chain
 
 from ...dtypes import DType, bool_, int32
 from ...errors import ArgumentError
+from ...ops.elementwise import BINARY
+from ...ops.reducers import REDUCTIONS
 from .creation import arange, full
 from .elementwise import (
     ANCHOR,
@@ -52,7 +55,7 @@ from .handle import GpuTensor, Shape
 from .kinds import Kind, kind_of
 from .launch import Box, Gpu, Operand, coalesce, loop_budget
 from .movement import cat, expand, slice_
-from .templates import HELPER_LOOP, helper_loops, render
+from .templates import HELPER_LOOP, fill, helper_loops, render
 
 WORKGROUP = 256
 #: workgroups a reduction aims at, and the most segments a group is cut into for them: a
@@ -68,18 +71,17 @@ MIN_COLUMNS = 8
 
 _INF = {"f32": "pb_inf()", "i32": "i32(2147483647)", "u32": "0xffffffffu"}
 _NEG_INF = {"f32": "-pb_inf()", "i32": "i32(-2147483648)", "u32": "0u"}
-_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
 
 
 def _identity(op: str, dtype: DType) -> float | int | bool:
-    """The value that reduction `op` leaves unchanged, in `dtype`."""
-    if op in _IDENTITY:
-        return _IDENTITY[op]
-    if dtype.is_floating_point:
-        return -math.inf if op == "max" else math.inf
+    """The value that reduction `op` leaves unchanged, in `dtype` (an infinite identity is
+    the dtype's lowest or highest value on integers)."""
+    identity = REDUCTIONS[op].identity
+    if not math.isinf(identity) or dtype.is_floating_point:
+        return identity
     if dtype is int32:
-        return -(2**31) if op == "max" else 2**31 - 1
-    return 0 if op == "max" else (1 if dtype is bool_ else 255)
+        return -(2**31) if identity < 0 else 2**31 - 1
+    return 0 if identity < 0 else (1 if dtype is bool_ else 255)
 
 
 def threads_for(count: int) -> int:
@@ -89,26 +91,34 @@ def threads_for(count: int) -> int:
 
 
 def result_dtype(op: str, dtype: DType) -> DType:
-    """The dtype reduction `op` of `dtype` elements gives."""
-    if op in ("any", "all"):
-        return bool_
-    return int32 if op in ("argmax", "argmin") else dtype
+    """The dtype reduction (or arg reduction) `op` of `dtype` elements gives."""
+    if op in ("argmax", "argmin"):
+        return int32
+    return bool_ if REDUCTIONS[op].truth else dtype
+
+
+def _on_accumulators(expression: str) -> str:
+    """A fold's expression of values `a` and `b` as one of accumulators `a` and `b`."""
+    return _OPERANDS.sub(lambda m: f"{m.group(0)}.v", expression)
+
+
+_OPERANDS = re.compile(r"\b[ab]\b")
 
 
 def _combine(op: str, kind: Kind, value: str) -> tuple[str, str, str, str]:
     """(accumulator type, identity, the source value `value` as the accumulator, combine
     body) of reduction `op` on a source of `kind`."""
     t = kind.compute
-    if op in ("sum", "prod"):
-        sign = "+" if op == "sum" else "*"
-        return t, f"{t}({int(op == 'prod')})", value, f"    return Acc(a.v {sign} b.v, 0);"
-    if op in ("max", "min"):
-        identity = (_NEG_INF if op == "max" else _INF)[t]
-        return t, identity, value, f"    return Acc(pb_{op}imum_{t}(a.v, b.v), 0);"
-    if op in ("any", "all"):
-        picked = "max" if op == "any" else "min"
-        return ("u32", f"{int(op == 'all')}u", f"select(0u, 1u, pb_truth_{t}({value}))",
-                f"    return Acc({picked}(a.v, b.v), 0);")
+    if op in REDUCTIONS:
+        reduction = REDUCTIONS[op]
+        acc = "u32" if reduction.truth else t  # truth values fold as 0u and 1u
+        fold = fill(BINARY[reduction.combine].wgsl, {"T": acc}, strict=False)
+        identity = reduction.identity
+        start = ((_NEG_INF if identity < 0 else _INF)[acc] if math.isinf(identity)
+                 else f"{acc}({int(identity)})")
+        if reduction.truth:
+            value = f"select(0u, 1u, pb_truth_{t}({value}))"
+        return acc, start, value, f"    return Acc({_on_accumulators(fold)}, 0);"
     # argmax / argmin: the better value wins, NaN beats everything, ties go to the first index
     better = ">" if op == "argmax" else "<"
     identity = (_NEG_INF if op == "argmax" else _INF)[t]
@@ -128,7 +138,7 @@ def _anchor(op: str, result: Kind) -> str:
     rounded as storing it would round it."""
     if op in ("argmax", "argmin"):
         return "best.i"
-    return "best.v" if op in ("any", "all") else result.load(result.store("best.v"))
+    return "best.v" if REDUCTIONS[op].truth else result.load(result.store("best.v"))
 
 
 @dataclass
@@ -376,7 +386,7 @@ def reduce(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
         return cast(gpu, x, out_dtype)
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
     if math.prod(tuple(x.shape[d] for d in axes)) == 0:
-        return full(gpu, shape, _IDENTITY[op], out_dtype)
+        return full(gpu, shape, REDUCTIONS[op].identity, out_dtype)
     out = gpu.empty(shape, out_dtype)
     if out.numel:
         run(gpu, op, Fragment((Read.of("x", x),), "", "x"), x.shape, x.dtype, axes,
@@ -437,8 +447,8 @@ def _arg_by_value(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
 
 
 def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
-    """Inclusive scan along `axis`: "sum" (cumsum) or "prod" (cumprod), in the input dtype
-    (float16 accumulates in float32)."""
+    """Inclusive scan along `axis` of reduction `op` (sum: cumsum, prod: cumprod), in the
+    input dtype (float16 accumulates in float32)."""
     length = x.shape[axis]
     limits = gpu.runtime.limits
     per_binding = ((limits.max_storage_buffer_binding_size
@@ -459,8 +469,9 @@ def scan(gpu: Gpu, op: str, x: GpuTensor, axis: int) -> GpuTensor:
     threads = min(most, 1 << max(0, (length - 1).bit_length() - 3))
     t = kind.compute
     source = render("scan", workgroup=WORKGROUP, threads=threads, in_type=kind.storage,
-                    out_type=kind.storage, acc=t, identity=f"{t}({int(op == 'prod')})",
-                    load=kind.load("v"), combine="a + b" if op == "sum" else "a * b",
+                    out_type=kind.storage, acc=t, identity=f"{t}({int(REDUCTIONS[op].identity)})",
+                    load=kind.load("v"),
+                    combine=fill(BINARY[REDUCTIONS[op].combine].wgsl, {"T": t}, strict=False),
                     store=kind.store("running"))
     operands = {1: Operand(out.storage, out.offset, oo + (out.strides[axis],), kind.itemsize),
                 2: Operand(x.storage, x.offset, ox + (x.strides[axis],), kind.itemsize)}
@@ -479,7 +490,7 @@ def _scan_in_pieces(gpu: Gpu, op: str, x: GpuTensor, axis: int, piece: int) -> G
     """A scan of rows too long for one workgroup: each piece of at most `piece` elements is
     scanned on its own, then combined with the running total of the pieces before it."""
     length = x.shape[axis]
-    combine = "add" if op == "sum" else "mul"
+    combine = REDUCTIONS[op].combine
     pieces = []
     carry = None
     for start in range(0, length, piece):

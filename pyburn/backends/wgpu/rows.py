@@ -27,7 +27,6 @@ from ...shape import contiguous_strides
 from .creation import full
 from .elementwise import binary, contiguous, unary, where
 from .handle import GpuTensor
-from .kinds import Kind
 from .launch import Gpu, Operand, coalesce, loop_budget
 from .movement import expand
 from .reduce import reduce
@@ -87,15 +86,15 @@ fn squares(s: Stat) -> f32 {
 }
 
 
-def _layer_norm_finish(kind: Kind, weight: bool, bias: bool) -> str:
+def _layer_norm_finish(weight: bool, bias: bool) -> str:
     """layer_norm's finish: the normalised element, then times weight[r] and plus bias[r]
     where the call has them."""
     lines = ["    let variance = max(squares(s) / s.a, 0.0);",
              "    var y = (v - mean(s)) * (1.0 / sqrt(variance + bitcast<f32>(info[PARAMETER])));"]
     if weight:
-        lines.append(f"    y *= {kind.load('weight[info[WEIGHT] + r]')};")
+        lines.append("    y *= pb_load_weight(info[WEIGHT] + r);")
     if bias:
-        lines.append(f"    y += {kind.load('bias[info[BIAS] + r]')};")
+        lines.append("    y += pb_load_bias(info[BIAS] + r);")
     return "\n".join([*lines, "    return y;"])
 
 
@@ -141,7 +140,7 @@ def _rows(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...], parts: dict[str, str],
     threads = gpu.group_threads(threads_for(length))
     kind = x.kind
     source = render("rows", workgroup=WORKGROUP, threads=threads, element=kind.storage,
-                    load=kind.load("v"), store=kind.store("s"), **parts)
+                    store=kind.store("s"), **parts)
     nk, nr = len(kshape), len(rshape)
     itemsize = kind.itemsize
     operands = {1: Operand(out.storage, out.offset, ko + ro, itemsize),
@@ -178,7 +177,7 @@ def layer_norm(gpu: Gpu, x: GpuTensor, weight: GpuTensor | None, bias: GpuTensor
     axes = tuple(range(len(x.shape) - ndims, len(x.shape)))
     if not _fits(gpu, x, axes):
         return _layer_norm_by_kernels(gpu, x, weight, bias, axes, eps)
-    finish = _layer_norm_finish(x.kind, weight is not None, bias is not None)
+    finish = _layer_norm_finish(weight is not None, bias is not None)
     return _rows(gpu, x, axes, {**_LAYER_NORM, "finish": finish}, eps, weight, bias)
 
 

@@ -7,6 +7,10 @@ The syntax is small on purpose (docs/shaders.md describes it with examples):
 - ``functions.wgsl`` is the helper library. A rendered kernel that calls a helper (its name
   starts with ``pb_``) gets that helper's definition appended, with the helpers it calls in
   turn; nothing else, so each pipeline compiles only what it uses.
+- A kernel reads element ``i`` of its storage buffer ``<buffer>``, in the compute type, as
+  ``pb_load_<buffer>(i)``: the library's one loader, ``pb_load_{{buffer}}``, filled in for that
+  buffer with the types of its declaration (`Kind.load`). Kernels define no loaders of their
+  own.
 - ``enable f16;`` is put first when the text uses the ``f16`` type.
 
 The files are package data, read with ``importlib.resources`` (desktop and Pyodide alike).
@@ -19,12 +23,18 @@ import re
 from importlib import resources
 
 from ...errors import PyburnError
+from .kinds import KINDS
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _HELPER_CALL = re.compile(r"\bpb_\w+")
 _F16 = re.compile(r"\bf16\b")
 _COMMENT = re.compile(r"//[^\n]*")
 _LOOP = re.compile(r"\b(?:for|while|loop)\b")
+_STORAGE = re.compile(r"var<storage,\s*\w+>\s*(\w+)\s*:\s*array<(\w+)>")
+#: the library's loader, a template filled in per buffer (its name included)
+_LOADER = "pb_load_{{buffer}}"
+#: a kind by its stored type (uint8 and bool share u32, which both load as it is)
+_BY_STORAGE = {kind.storage: kind for kind in KINDS.values()}
 
 #: the most iterations one loop of a helper runs (pb_pow_i32 and pb_pow_u32: 32, pb_erf: 41;
 #: pb_strided: the rank); what a kernel that calls helpers inside its own loop counts per
@@ -74,6 +84,18 @@ def _loops_in(name: str, seen: frozenset[str] = frozenset()) -> int:
                                           for other in called - seen - {name})
 
 
+def _loaders(text: str) -> dict[str, str]:
+    """The library's loader made for each storage buffer `text` declares (of a kind's stored
+    type), by the name a kernel calls it by: ``pb_load_<buffer>`` -> definition."""
+    made: dict[str, str] = {}
+    for buffer, element in _STORAGE.findall(text):
+        kind = _BY_STORAGE.get(element)
+        if kind is not None:
+            values = {"buffer": buffer, "T": kind.compute, "load": kind.load("v")}
+            made[fill(_LOADER, {"buffer": buffer})] = fill(_helpers()[_LOADER], values)
+    return made
+
+
 def helper_loops(text: str) -> int:
     """How many helper loops the helper calls in `text` enter, counted per call: a kernel
     running `text` in a loop of its own adds up to ``HELPER_LOOP + 2`` iterations per helper
@@ -102,8 +124,9 @@ def fill(text: str, values: dict[str, str], strict: bool = True) -> str:
 
 
 def link(text: str) -> str:
-    """`text` with the helper functions it calls appended, and ``enable f16;`` where needed."""
-    helpers = _helpers()
+    """`text` with the helper functions it calls appended (its buffers' loaders among
+    them), and ``enable f16;`` where needed."""
+    helpers = {**_helpers(), **_loaders(text)}
     needed: list[str] = []
     pending = [text]
     while pending:

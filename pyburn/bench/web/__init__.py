@@ -80,7 +80,7 @@ def unavailable_reason() -> str | None:
 
 
 def _digit() -> list[int]:
-    from ...data.datasets import MNIST
+    from ...data.datasets import MNIST  # import time: 30 ms (with pyburn.store), for web only
 
     images, _ = MNIST(train=False, device="flex").tensors()
     return images[0].reshape(784).tolist()
@@ -176,7 +176,7 @@ def _training(web: _Browser, version: str, seconds: float, repeat: int,
 
 def measure(settings: Settings) -> list[Row]:
     """Every browser measurement (see the module docstring), in one headless Chromium."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # optional: playwright
 
     repeat = 1 if settings.quick else 3
     seconds = 0.5 if settings.quick else 3.0

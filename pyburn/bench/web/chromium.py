@@ -30,7 +30,7 @@ def unavailable_reason() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"no Chromium at {CHROMIUM}: apt-get install chromium (or set PYBURN_CHROMIUM)"
     try:
-        import playwright  # noqa: F401
+        import playwright  # noqa: F401  (optional: playwright)
     except ImportError:
         return "playwright is not installed: pip install playwright (the dev extra has it)"
     return None

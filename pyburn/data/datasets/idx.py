@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._tensor import Tensor
-from ...creation import tensor as make_tensor
 from ...devices import Device
 from ...errors import FormatError
+from ...numpy_support import require_numpy
+from ...ops.creation import tensor as make_tensor
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -81,8 +82,6 @@ class IdxArray:
 
     def numpy(self) -> Any:
         """The elements as a numpy array of the native byte order (needs numpy)."""
-        from ...backends.numpy_support import require_numpy
-
         np = require_numpy()
         big_endian = np.dtype(self.type.name).newbyteorder(">")
         return np.frombuffer(self.data, dtype=big_endian).astype(self.type.name).reshape(

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..._tensor import Tensor
-from ...creation import tensor
 from ...devices import Device
 from ...dtypes import int32, uint8
 from ...errors import FormatError, PyburnError
-from ...indexing import index_select
+from ...ops.creation import tensor
+from ...ops.indexing import index_select
 from ..dataset import Dataset, check_index
 from .idx import IdxArray, parse_idx, read_idx
 from .npm import NpmUnavailable, fetch_npm_files

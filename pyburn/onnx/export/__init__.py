@@ -26,9 +26,9 @@ from typing import Any
 
 from ... import __version__
 from ..._tensor import Tensor
-from ...autodiff.graph import no_grad
 from ...errors import ArgumentError
 from ...nn.module import Module
+from ...tape import no_grad
 from .. import ir
 from . import activations, layers, pooling, recurrent  # noqa: F401 - registers the exporters
 from .align import Axes, align, variant_inputs
@@ -67,6 +67,7 @@ def export(module: Module, example_inputs: Any, path: str | os.PathLike[str], *,
     >>> os.path.getsize(path) > 0
     True
     """
+    # import time: the protobuf writer and pyburn.store (70 ms) load on the first export
     from ...store.atomic import atomic_write
     from ..proto import write_model
 

@@ -14,9 +14,9 @@ import contextlib
 import struct
 
 from ..._tensor import Tensor
-from ...creation import tensor as make_tensor
 from ...dtypes import int32
 from ...errors import ArgumentError
+from ...ops.creation import tensor as make_tensor
 from .dims import SizePlan
 from .trace import Trace, Value
 

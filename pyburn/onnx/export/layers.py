@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import nn
 from ..._tensor import Tensor
-from ...creation import ones, zeros
+from ...ops.creation import ones, zeros
 from .builder import Builder
 from .registry import Plan, exports
 from .trace import Event

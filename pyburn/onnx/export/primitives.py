@@ -14,7 +14,8 @@ import math
 import struct
 from collections.abc import Callable
 
-from ... import elementwise
+from ...ops import elementwise
+from ...ops.reducers import REDUCTIONS
 from .builder import INT64_MAX, INT64_MIN, Builder, onnx_dtype
 from .dims import Dim
 from .registry import Unsupported
@@ -237,33 +238,29 @@ def _scatter(b: Builder, ev: Event, outs: list[str]) -> None:
 
 
 # ---- reductions and scans ----------------------------------------------------------------------
-#: reductions whose axes became an input at opset 13 (ReduceSum) or 18 (the others)
-REDUCE = {"sum": ("ReduceSum", 13), "max": ("ReduceMax", 18), "min": ("ReduceMin", 18),
-          "prod": ("ReduceProd", 18)}
-
-
 def _reduce(b: Builder, ev: Event, outs: list[str]) -> None:
-    op = ev.name.split(":", 1)[1]
+    reduction = REDUCTIONS[ev.name.split(":", 1)[1]]
     axes = list(ev.ctx["axes"])
     x = b.value(ev.inputs[0])
-    if not axes:
-        b.node("Identity", [x], outs[0])
-    elif op in REDUCE:
-        name, since = REDUCE[op]
-        b.axes_input(name, x, axes, outs[0], since=since, keepdims=1)
-    else:  # any / all: the max / min of the truth values as int32
+    if reduction.truth:  # the fold of the truth values, as int32
         if not b.trace.values[ev.inputs[0]].dtype.is_bool:
             x = b.node("Cast", [x], to=onnx_dtype("bool"))
-        x = b.node("Cast", [x], to=onnx_dtype("int32"))
-        name = "ReduceMax" if op == "any" else "ReduceMin"
-        reduced = b.axes_input(name, x, axes, since=18, keepdims=1)
-        b.node("Cast", [reduced], outs[0], to=onnx_dtype("bool"))
+        if axes:
+            x = b.node("Cast", [x], to=onnx_dtype("int32"))
+            x = b.axes_input(reduction.onnx, x, axes, since=reduction.onnx_axes_input,
+                             keepdims=1)
+        b.node("Cast", [x], outs[0], to=onnx_dtype("bool"))
+    elif axes:
+        b.axes_input(reduction.onnx, x, axes, outs[0], since=reduction.onnx_axes_input,
+                     keepdims=1)
+    else:
+        b.node("Identity", [x], outs[0])
 
 
-@_emitter("scan:sum")
-def _cumsum(b: Builder, ev: Event, outs: list[str]) -> None:
+def _scan(b: Builder, ev: Event, outs: list[str]) -> None:
+    reduction = REDUCTIONS[ev.name.split(":", 1)[1]]
     axis = b.raw("int64", (), ev.ctx["axis"].to_bytes(8, "little", signed=True), "axis")
-    b.node("CumSum", [b.value(ev.inputs[0]), axis], outs[0])
+    b.node(reduction.scan_onnx, [b.value(ev.inputs[0]), axis], outs[0])
 
 
 # ---- linear algebra, convolution, pooling ------------------------------------------------------
@@ -365,8 +362,10 @@ for _name in (*UNARY, "exp2", "expm1", "log2", "log1p", "rsqrt", "trunc", "isfin
     EMITTERS[f"unary:{_name}"] = _unary
 for _name in (*BINARY, "ne", *BITWISE, "fmod", "remainder", "floor_divide"):
     EMITTERS[f"binary:{_name}"] = _binary
-for _name in (*REDUCE, "any", "all"):
-    EMITTERS[f"reduce:{_name}"] = _reduce
+for _reduction in REDUCTIONS.values():
+    EMITTERS[_reduction.rule] = _reduce
+    if _reduction.scan_onnx:
+        EMITTERS[_reduction.scan_rule] = _scan
 
 
 @_emitter("softmax")

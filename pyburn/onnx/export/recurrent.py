@@ -14,7 +14,7 @@ from typing import Any
 
 from ... import nn
 from ..._tensor import Tensor
-from ...movement import cat, stack
+from ...ops.movement import cat, stack
 from .builder import Builder
 from .layers import floating
 from .registry import Plan, exports

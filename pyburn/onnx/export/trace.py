@@ -22,10 +22,10 @@ from typing import Any
 
 from ... import _tensor as tensor_layer
 from ..._tensor import Tensor
-from ...autodiff.graph import no_grad
 from ...dtypes import DType
 from ...errors import ArgumentError
 from ...nn import module as module_layer
+from ...tape import no_grad
 from .dims import Dim
 from .registry import MODULES
 

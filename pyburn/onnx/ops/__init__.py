@@ -1,10 +1,12 @@
 """The ONNX operator implementations, one module per family; importing this package
-registers them all in `pyburn.onnx.registry`."""
+registers them all in `pyburn.onnx.registry`, whose `lookup` it gives (look operators up
+through here, where the table is complete)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..registry import lookup
 from . import (
     activation,  # noqa: F401
     attention,  # noqa: F401
@@ -45,8 +47,6 @@ def outputs(result: Any, count: int) -> tuple[Any, ...]:
 def operator(op_type: str, opset: int, domain: str = "") -> Any:
     """The function implementing `op_type` at `opset` of `domain` (the generated code's
     name for operators that have no module-level name of their own)."""
-    from ..registry import lookup
-
     spec = lookup(op_type, opset, domain)
     if spec is None:
         raise KeyError(f"pyburn has no {op_type} for opset {opset}")

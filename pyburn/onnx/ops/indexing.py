@@ -7,10 +7,10 @@ from collections import Counter
 from typing import Any
 
 from ..._tensor import Tensor
-from ...creation import arange, tensor
 from ...errors import IndexOutOfRange
-from ...indexing import nonzero, topk, tril, triu
-from ...math_ops import where
+from ...ops.creation import arange, tensor
+from ...ops.indexing import nonzero, topk, tril, triu
+from ...ops.math_ops import where
 from ...shape import norm_dim, numel
 from ..registry import check, index_dtype, ints, onnx_op
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter
 
 from ..._tensor import Tensor
-from ...creation import arange, tensor, zeros
 from ...dtypes import int32
 from ...errors import ArgumentError, ShapeError
-from ...index_checks import checked_index
-from ...math_ops import maximum, minimum, mul
+from ...ops.creation import arange, tensor, zeros
+from ...ops.index_checks import checked_index
+from ...ops.math_ops import maximum, minimum, mul
 from ...shape import norm_dim, numel
 from ..registry import check, ints, onnx_op
 

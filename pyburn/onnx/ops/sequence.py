@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..._tensor import Tensor
-from ...creation import tensor as make_tensor
 from ...errors import ArgumentError, IndexOutOfRange
-from ...movement import cat, stack
+from ...ops.creation import tensor as make_tensor
+from ...ops.movement import cat, stack
 from ...shape import norm_dim
 from ..registry import check, index_dtype, ints, onnx_op
 

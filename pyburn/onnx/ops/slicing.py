@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ..._tensor import Tensor
 from ...errors import ArgumentError, ShapeError
-from ...indexing import nonzero
-from ...movement import cat
-from ...movement import pad as tensor_pad
+from ...ops.indexing import nonzero
+from ...ops.movement import cat
+from ...ops.movement import pad as tensor_pad
 from ...shape import norm_dim
 from ..registry import check, ints, onnx_op
 

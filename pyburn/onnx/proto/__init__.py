@@ -70,10 +70,20 @@ def load_model(path: str | os.PathLike[str]) -> Model:
     return graph_proto.read_model(message, origin)
 
 
+def read(source: str | os.PathLike[str] | bytes | bytearray | memoryview | Model) -> Model:
+    """The model in `source` (a path, the file's bytes, or a `Model`) as a `Model`,
+    unchecked."""
+    if isinstance(source, Model):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return read_model(source)
+    return load_model(source)
+
+
 def _map(file: Any) -> Any:
     """The file mapped into memory read-only, or None where that is not possible."""
     try:
-        import mmap
+        import mmap  # optional: where a platform lacks mmap, the file is read whole
 
         return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     except (ImportError, OSError, ValueError, AttributeError):  # empty file, no fileno

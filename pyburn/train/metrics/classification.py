@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..._tensor import Tensor
-from ...creation import ones_like, zeros
 from ...dtypes import int32
 from ...errors import ArgumentError, ShapeError
-from ...math_ops import where
+from ...ops.creation import ones_like, zeros
+from ...ops.math_ops import where
 from .base import Metric, StepOutput, Value, add
 
 

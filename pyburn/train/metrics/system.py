@@ -81,7 +81,7 @@ def resident_memory() -> int | None:
     except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
-        import resource
+        import resource  # optional: Unix only
     except ImportError:
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

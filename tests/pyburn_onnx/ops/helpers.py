@@ -27,7 +27,7 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import pyburn
-from pyburn.onnx import registry
+from pyburn.onnx import ops, registry
 
 #: the devices every operator test runs on
 DEVICES = ("cpu", "flex")
@@ -98,7 +98,7 @@ def run_pyburn(op_type: str, inputs: Sequence[np.ndarray | None], attrs: dict[st
     """The outputs of pyburn's registered function for `op_type` at `opset`, as a list (a
     tuple result is one output per entry, anything else one output)."""
     device = pyburn.device(device)
-    spec = registry.lookup(op_type, opset, domain)
+    spec = ops.lookup(op_type, opset, domain)
     assert spec is not None, f"pyburn registers no {op_type} for opset {opset}"
     kwargs = {k: to_pyburn(v, device) if isinstance(v, np.ndarray) else _decoded(v)
               for k, v in attrs.items()}

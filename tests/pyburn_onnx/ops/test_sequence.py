@@ -12,7 +12,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import pyburn
-from pyburn.onnx import registry
+from pyburn.onnx import ops
 
 from .helpers import DEVICES, assert_matches, to_pyburn, wgpu_device
 
@@ -27,7 +27,7 @@ def i64(value) -> np.ndarray:
 
 def call(op_type: str, *inputs: Any, device: Any, **attrs: Any) -> Any:
     """pyburn's registered `op_type` on inputs (numpy arrays become tensors on `device`)."""
-    spec = registry.lookup(op_type, OPSET)
+    spec = ops.lookup(op_type, OPSET)
     assert spec is not None, op_type
     if "device" in spec.given:
         attrs["device"] = device

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ....dtypes import bool_
-from ....elementwise import BINARY, UNARY
+from ....ops.elementwise import BINARY, UNARY
 from ....shape import contiguous_strides
 from ..conv import conv
 from ..elementwise import ANCHOR, Epilogue, Fragment, Read, _conversion, expression, launch_map

@@ -5,21 +5,20 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from ._tensor import Tensor, install, result, wrap
-from .dtypes import int32
-from .errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
+from .._tensor import Tensor, install, result, wrap
+from ..dtypes import int32
+from ..errors import ArgumentError, DeviceError, DTypeError, IndexOutOfRange, ShapeError
+from ..shape import broadcast_shapes, norm_dim, numel
+from .creation import arange, tensor
 from .index_checks import checked_index
 from .math_ops import binary, operand, where
 from .movement import broadcast_to, flip, permute, reshape, slice_dim
-from .shape import broadcast_shapes, norm_dim, numel
 
 #: what ``sort`` and ``topk`` return, as in PyTorch
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _index_tensor(index: Any, device) -> Tensor:
-    from .creation import tensor
-
     t = index if isinstance(index, Tensor) else tensor(index, device=device)
     if t.device is not device:
         raise DeviceError(f"index tensor is on {t.device.name}, the indexed tensor on "
@@ -52,8 +51,6 @@ def _normalise_item(x: Tensor, item: Any) -> Any:
     if item is None or item is Ellipsis or isinstance(item, slice):
         return item
     if isinstance(item, bool):
-        from .creation import tensor
-
         return tensor(item, device=x.device)
     if isinstance(item, (list, tuple, Tensor)) or hasattr(item, "__array_interface__"):
         return _index_tensor(item, x.device)
@@ -150,8 +147,6 @@ def _advanced(x: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
 
 def _positions(x: Tensor, key: Any) -> Tensor:
     """The flat positions in x of the elements ``x[key]`` selects, shaped like ``x[key]``."""
-    from .creation import arange
-
     return getitem(reshape(arange(x.numel(), device=x.device), x.shape), key)
 
 
@@ -317,8 +312,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
 
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
     """int32 one-hot encoding: a new last dim of size `num_classes` (max + 1 if -1)."""
-    from .creation import arange
-
     if not x.dtype.is_integer:
         raise DTypeError(f"one_hot needs an integer tensor, got {x.dtype.name}")
     if num_classes == -1:
@@ -329,8 +322,6 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
 
 
 def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
-    from .creation import arange
-
     if x.ndim < 2:
         raise ShapeError(f"tril/triu need a tensor of rank >= 2, got shape {x.shape}")
     rows, cols = x.shape[-2:]

@@ -8,30 +8,25 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from . import buffer
-from ._tensor import Tensor, check_dtype_on, wrap
-from .devices import Device
-from .devices import device as as_device
-from .dtypes import (
+from .. import buffer
+from .._tensor import Tensor, check_dtype_on, wrap
+from ..devices import Device
+from ..devices import device as as_device
+from ..dtypes import (
     DType,
     as_dtype,
     bool_,
     default_float,
     default_int,
-    float16,
-    float64,
-    int32,
     scalar_dtype,
 )
-from .errors import ArgumentError, DTypeError, ShapeError
-from .math_ops import binary, unary
-from .random import Generator, default_generator
-from .shape import Shape, as_shape, numel
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..shape import as_shape, numel
 
 DeviceLike = Device | str | None
 
 
-def _creator(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def creator(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """Give a creation function the keyword ``requires_grad=False`` (PyTorch's): True makes
     the new tensor a leaf that collects gradients (on an autodiff device)."""
 
@@ -47,14 +42,14 @@ def _creator(make: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return create
 
 
-def _target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DType]:
+def target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DType]:
     dev = as_device(device)
     dt = fallback if dtype is None else as_dtype(dtype)
     check_dtype_on(dt, dev)
     return dev, dt
 
 
-@_creator
+@creator
 def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
            shape: Any = None) -> Tensor:
     """A tensor from nested lists/tuples of numbers, a scalar, a numpy array, another tensor,
@@ -77,7 +72,7 @@ def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
     flat, shape = buffer.flatten_nested(data)
     flat = [_scalar_value(v) for v in flat] if not _all_plain(flat) else flat
     inferred = _infer_dtype(flat)
-    dev, dt = _target(device, dtype, inferred)
+    dev, dt = target(device, dtype, inferred)
     return wrap(dev.backend.from_bytes(buffer.pack(flat, dt), shape, dt), shape, dt, dev)
 
 
@@ -107,7 +102,7 @@ def _from_bytes(data: Any, shape: Any, dtype: Any, device: DeviceLike) -> Tensor
     if shape is None or dtype is None:
         raise ArgumentError("a tensor from bytes needs shape= and dtype=")
     shape = as_shape(shape)
-    dev, dt = _target(device, dtype, default_float)
+    dev, dt = target(device, dtype, default_float)
     expected = numel(shape) * dt.itemsize
     if len(data) != expected:
         raise ShapeError(f"{len(data)} bytes do not hold a {dt.name} tensor of shape {shape} "
@@ -115,7 +110,7 @@ def _from_bytes(data: Any, shape: Any, dtype: Any, device: DeviceLike) -> Tensor
     return wrap(dev.backend.from_bytes(bytes(data), shape, dt), shape, dt, dev)
 
 
-@_creator
+@creator
 def from_numpy(array: Any, device: DeviceLike = None, dtype: Any = None) -> Tensor:
     """A tensor with a copy of a numpy array's values (int64 arrays stay int64)."""
     dev = as_device(device)
@@ -127,12 +122,12 @@ def from_numpy(array: Any, device: DeviceLike = None, dtype: Any = None) -> Tens
     return out if dtype is None else out.cast(dtype)
 
 
-@_creator
+@creator
 def full(shape: Any, fill_value: int | float | bool, dtype: Any = None,
          device: DeviceLike = None) -> Tensor:
     """A tensor of `shape` filled with `fill_value` (dtype inferred from the value)."""
     shape = as_shape((shape,) if isinstance(shape, int) else shape)
-    dev, dt = _target(device, dtype, scalar_dtype(fill_value))
+    dev, dt = target(device, dtype, scalar_dtype(fill_value))
     value = bool(fill_value) if dt.is_bool else (float(fill_value) if dt.is_floating_point
                                                  else _int_value(fill_value, dt))
     return wrap(dev.backend.full(shape, value, dt), shape, dt, dev)
@@ -144,55 +139,55 @@ def _int_value(value: Any, dtype: DType) -> int:
     return int(value)
 
 
-@_creator
+@creator
 def zeros(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor of zeros (float32 unless `dtype` says otherwise)."""
     return full(as_shape(shape), 0, dtype or default_float, device)
 
 
-@_creator
+@creator
 def ones(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor of ones (float32 unless `dtype` says otherwise)."""
     return full(as_shape(shape), 1, dtype or default_float, device)
 
 
-@_creator
+@creator
 def empty(*shape: Any, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """A tensor whose values are unspecified (pyburn gives zeros)."""
     return zeros(*shape, dtype=dtype, device=device)
 
 
-def _like(x: Tensor, dtype: Any, device: DeviceLike) -> dict[str, Any]:
+def like(x: Tensor, dtype: Any, device: DeviceLike) -> dict[str, Any]:
     return {"dtype": x.dtype if dtype is None else dtype,
             "device": x.device if device is None else device}
 
 
-@_creator
+@creator
 def zeros_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Zeros with the shape (and by default the dtype and device) of `x`."""
-    return full(x.shape, 0, **_like(x, dtype, device))
+    return full(x.shape, 0, **like(x, dtype, device))
 
 
-@_creator
+@creator
 def ones_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Ones with the shape (and by default the dtype and device) of `x`."""
-    return full(x.shape, 1, **_like(x, dtype, device))
+    return full(x.shape, 1, **like(x, dtype, device))
 
 
-@_creator
+@creator
 def empty_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """An unspecified-valued tensor shaped like `x` (pyburn gives zeros)."""
     return zeros_like(x, dtype, device)
 
 
-@_creator
+@creator
 def full_like(x: Tensor, fill_value: int | float | bool, dtype: Any = None,
               device: DeviceLike = None) -> Tensor:
     """`fill_value` everywhere, with the shape (and by default dtype and device) of `x`."""
-    return full(x.shape, fill_value, **_like(x, dtype, device))
+    return full(x.shape, fill_value, **like(x, dtype, device))
 
 
-@_creator
+@creator
 def arange(start: int | float, end: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: DeviceLike = None) -> Tensor:
     """Values from `start` (inclusive) to `end` (exclusive) by `step`; ``arange(n)`` counts
@@ -206,107 +201,19 @@ def arange(start: int | float, end: int | float | None = None, step: int | float
         raise ArgumentError("arange step cannot be zero")
     inferred = default_float if any(isinstance(v, float) for v in (start, end, step)) \
         else default_int
-    dev, dt = _target(device, dtype, inferred)
+    dev, dt = target(device, dtype, inferred)
     n = max(0, math.ceil((end - start) / step))
     return wrap(dev.backend.arange(start, step, n, dt), (n,), dt, dev)
 
 
-@_creator
+@creator
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
              device: DeviceLike = None) -> Tensor:
     """`steps` evenly spaced values from `start` to `end`, both included."""
     if not isinstance(steps, int) or steps < 0:
         raise ArgumentError(f"linspace needs a non-negative int number of steps, got {steps!r}")
-    dev, dt = _target(device, dtype, default_float)
+    dev, dt = target(device, dtype, default_float)
     if steps == 1:
         return full((1,), start, dt, dev)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     return wrap(dev.backend.arange(float(start), step, steps, dt), (steps,), dt, dev)
-
-
-@_creator
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """The n×m identity matrix (m defaults to n)."""
-    m = n if m is None else m
-    dev, dt = _target(device, dtype, default_float)
-    rows = arange(n, device=dev).reshape(n, 1)
-    return binary("eq", rows, arange(m, device=dev)).cast(dt)
-
-
-# ---- random numbers (transforms of the Philox words, exact on every backend) ---------------
-def _words(shape: Shape, device: Device, generator: Generator | None) -> Tensor:
-    seed, offset = (generator or default_generator).take(numel(shape))
-    return wrap(device.backend.random_bits(shape, seed, offset), shape, int32, device)
-
-
-def _uniform(shape: Shape, dt: DType, dev: Device, generator: Generator | None) -> Tensor:
-    """Uniform values in [0, 1), a multiple of 2**-bits with as many bits as `dt` holds."""
-    if dt is float64:
-        words = _words(shape + (2,), dev, generator)
-        high = binary("bitwise_and", words[..., 0], 0x3FFFFFF).cast(float64)
-        low = binary("bitwise_and", words[..., 1], 0x7FFFFFF).cast(float64)
-        return binary("mul", binary("add", binary("mul", high, 2.0**27), low), 2.0**-53)
-    bits = 11 if dt is float16 else 24
-    words = binary("bitwise_and", _words(shape, dev, generator), (1 << bits) - 1)
-    return binary("mul", words.cast(dt), 2.0**-bits)
-
-
-@_creator
-def rand(*shape: Any, dtype: Any = None, device: DeviceLike = None,
-         generator: Generator | None = None) -> Tensor:
-    """Uniform random numbers in [0, 1)."""
-    dev, dt = _target(device, dtype, default_float)
-    _require_float(dt, "rand")
-    return _uniform(as_shape(shape), dt, dev, generator)
-
-
-@_creator
-def randn(*shape: Any, dtype: Any = None, device: DeviceLike = None,
-          generator: Generator | None = None) -> Tensor:
-    """Standard normal random numbers (Box–Muller on two uniforms)."""
-    dev, dt = _target(device, dtype, default_float)
-    _require_float(dt, "randn")
-    shape = as_shape(shape)
-    work = float64 if dt is float64 else default_float
-    u1 = binary("sub", 1.0, _uniform(shape, work, dev, generator))  # in (0, 1]: log is finite
-    u2 = _uniform(shape, work, dev, generator)
-    radius = unary("sqrt", binary("mul", unary("log", u1), -2.0))
-    return binary("mul", radius, unary("cos", binary("mul", u2, 2 * math.pi))).cast(dt)
-
-
-def randint(low: int, high: int | None = None, size: Any = (), *, dtype: Any = None,
-            device: DeviceLike = None, generator: Generator | None = None) -> Tensor:
-    """Uniform random integers in [low, high); ``randint(high, size)`` starts at 0."""
-    if high is None:
-        low, high = 0, low
-    if not high > low:
-        raise ArgumentError(f"randint needs low < high, got low={low}, high={high}")
-    if high - low > 2**31:
-        raise ArgumentError(f"randint range {high - low} is larger than 2**31")
-    dev, dt = _target(device, dtype, default_int)
-    words = binary("bitwise_and", _words(as_shape(size), dev, generator), 0x7FFFFFFF)
-    return binary("add", binary("remainder", words, high - low), low).cast(dt)
-
-
-def bernoulli(p: Tensor, *, generator: Generator | None = None) -> Tensor:
-    """1 with probability `p` (elementwise), else 0, in p's dtype."""
-    dt = p.dtype if p.dtype.is_floating_point else default_float
-    draws = _uniform(p.shape, dt, p.device, generator)
-    return binary("lt", draws, p).cast(dt)
-
-
-@_creator
-def rand_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """Uniform [0, 1) numbers shaped like `x`."""
-    return rand(x.shape, **_like(x, dtype, device))
-
-
-@_creator
-def randn_like(x: Tensor, dtype: Any = None, device: DeviceLike = None) -> Tensor:
-    """Standard normal numbers shaped like `x`."""
-    return randn(x.shape, **_like(x, dtype, device))
-
-
-def _require_float(dtype: DType, name: str) -> None:
-    if not dtype.is_floating_point:
-        raise DTypeError(f"{name} makes floating-point tensors, not {dtype.name}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._tensor import Tensor, check_dtype_on, install, result
-from .dtypes import promote
-from .errors import ArgumentError, DeviceError, ShapeError
-from .shape import (
+from .._tensor import Tensor, check_dtype_on, install, result
+from ..dtypes import promote
+from ..errors import ArgumentError, DeviceError, ShapeError
+from ..shape import (
     Shape,
     as_shape,
     broadcast_shapes,
@@ -17,6 +17,7 @@ from .shape import (
     norm_dim,
     numel,
 )
+from .creation import tensor
 
 
 def _sizes(args: Sequence[Any]) -> tuple:
@@ -360,8 +361,6 @@ def pad_dim(x: Tensor, dim: int, before: int, after: int) -> Tensor:
 
 
 def _pad_by_index(x: Tensor, d: int, before: int, after: int, mode: str) -> Tensor:
-    from .creation import tensor
-
     size = x.shape[d]
     if mode == "reflect" and (before >= size or after >= size):
         raise ArgumentError(f"reflect padding ({before}, {after}) must be smaller than the "

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from typing import Any
 
-from ._tensor import Tensor, check_dtype_on, install, result
-from .dtypes import promote
-from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from .._tensor import Tensor, check_dtype_on, install, result
+from ..dtypes import default_float, promote
+from ..errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from ..shape import broadcast_shapes, numel
+from .creation import DeviceLike, arange, creator, target
 from .math_ops import binary
 from .movement import broadcast_checked, broadcast_to, permute, reshape, reshape_checked
 from .reduction import sum as reduce_sum
-from .shape import broadcast_shapes, numel
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -115,8 +117,6 @@ def _diagonal(x: Tensor, term: str) -> tuple[Tensor, str]:
         n = x.shape[i]
         order = [i, j] + [k for k in range(x.ndim) if k not in (i, j)]
         flat = reshape(permute(x, order), (n * n,) + tuple(x.shape[k] for k in order[2:]))
-        from .creation import arange
-
         x = flat.index_select(0, binary("mul", arange(n, device=x.device), n + 1))
         term = c + "".join(term[k] for k in order[2:])
     return x, term
@@ -185,3 +185,12 @@ LINALG = {"matmul": matmul, "__matmul__": matmul,
           "__rmatmul__": lambda self, other: matmul(other, self), "dot": dot, "outer": outer,
           "mm": matmul, "bmm": matmul, "mv": matmul}
 install(LINALG)
+
+
+@creator
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: DeviceLike = None) -> Tensor:
+    """The n×m identity matrix (m defaults to n)."""
+    m = n if m is None else m
+    dev, dt = target(device, dtype, default_float)
+    rows = arange(n, device=dev).reshape(n, 1)
+    return binary("eq", rows, arange(m, device=dev)).cast(dt)

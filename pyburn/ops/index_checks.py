@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import buffer
-from ._tensor import Tensor
-from .backends.base import Backend, ReadHook
-from .dtypes import bool_, int32
-from .errors import IndexOutOfRange
+from .. import buffer
+from .._tensor import Tensor
+from ..backends.base import Backend, ReadHook
+from ..dtypes import bool_, int32
+from ..errors import IndexOutOfRange
 from .math_ops import binary, where
 
 

@@ -1,6 +1,6 @@
 """Elementwise ops: dtype rules of the op table, broadcasting, and the composites built on them.
 
-Every primitive in ``pyburn.elementwise`` becomes a function here (``pyburn.exp(x)``) and a
+Every primitive in ``pyburn.ops.elementwise`` becomes a function here (``pyburn.exp(x)``) and a
 method (``x.exp()``); its docstring comes from the table.
 """
 
@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._tensor import Tensor, check_dtype_on, install, result, wrap
-from .dtypes import (
+from .._tensor import Tensor, check_dtype_on, install, result, wrap
+from ..dtypes import (
     DType,
     bool_,
     default_float,
@@ -20,10 +20,10 @@ from .dtypes import (
     promote_with_scalar,
     scalar_dtype,
 )
+from ..errors import DeviceError, DTypeError
+from ..shape import Shape, broadcast_shapes
 from .elementwise import BINARY, UNARY, ElementwiseOp
-from .errors import DeviceError, DTypeError
 from .movement import broadcast_checked
-from .shape import Shape, broadcast_shapes
 
 Operand = Tensor | int | float | bool
 
@@ -289,7 +289,7 @@ def _operator(fn: Callable, reflected: bool = False) -> Callable:
     """A binary dunder: NotImplemented for operands that are neither tensors nor numbers,
     so Python can try the other operand's method."""
 
-    def method(self: Tensor, other: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
         if not isinstance(other, (Tensor, bool, int, float)):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
@@ -311,6 +311,17 @@ _DUNDERS.update({"__neg__": PRIMITIVES["neg"], "__abs__": PRIMITIVES["abs"],
                  "__pos__": lambda self: self, "__invert__": PRIMITIVES["bitwise_not"]})
 
 
+def fill_(x: Tensor, value: Any) -> Tensor:
+    """Set every element to `value`."""
+    return x.assign_(constant(value, x.dtype, x.shape, x.device))
+
+
+def zero_(x: Tensor) -> Tensor:
+    """Set every element to 0."""
+    return fill_(x, 0)
+
+
 install(PRIMITIVES)
 install(COMPOSITES)
 install(_DUNDERS)
+install({"fill_": fill_, "zero_": zero_})

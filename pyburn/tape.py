@@ -1,4 +1,5 @@
-"""The autodiff graph: nodes recorded by the tensor layer, and the one backward walk.
+"""The autodiff graph: grad mode, and the nodes recorded by the tensor layer (the backward
+walk over them is `pyburn.autodiff.api`'s).
 
 Recording happens at the tensor layer's primitive calls, and only on an autodiff device
 (``pyburn.device("cpu").autodiff()``), only while grad mode is on, and only when an input
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError, DTypeError, ShapeError
+from .errors import ArgumentError, DTypeError
 
 if TYPE_CHECKING:
-    from .._tensor import Tensor
+    from ._tensor import Tensor
 
 class _GradState(threading.local):
     """Grad mode of each thread; the class attribute is the default a new thread sees (a plain
@@ -33,6 +34,13 @@ _state = _GradState()
 def is_grad_enabled() -> bool:
     """Whether operations on autodiff devices are being recorded (per thread)."""
     return _state.enabled
+
+
+def swap_grad_mode(enabled: bool) -> bool:
+    """Set this thread's grad mode and return the one it replaces (the backward walk's save
+    and restore, without a context object per pass)."""
+    previous, _state.enabled = _state.enabled, enabled
+    return previous
 
 
 class _GradMode:
@@ -133,99 +141,6 @@ def leaf_node(t: Tensor) -> AccumulateGrad:
     return t._node  # type: ignore[return-value]
 
 
-def _topological(roots: Iterable[Node]) -> list[Node]:
-    """Nodes reachable from `roots`, each after every node that consumes it (iterative DFS)."""
-    order: list[Node] = []
-    seen: set[Node] = set()  # nodes hash by identity
-    stack: list[tuple[Node, bool]] = [(r, False) for r in roots]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for p in node.parents:
-            if p is not None and p not in seen:
-                stack.append((p, False))
-    order.reverse()
-    return order
-
-
-def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
-                 retain_graph: bool, create_graph: bool,
-                 capture: Sequence[Node] | None = None) -> dict[int, Tensor]:
-    """Propagate `grad_outputs` from `outputs` to every node they reach.
-
-    Gradients arriving at AccumulateGrad nodes are added to their leaf's ``.grad`` unless
-    `capture` is given, in which case the summed gradient arriving at each captured node is
-    returned (by ``id(node)``) and no leaf is touched.
-    """
-    rules = _late().rules
-    pending: dict[Node, Tensor] = {}  # the gradient summed so far at each node (by identity)
-    for out, g in zip(outputs, grad_outputs):
-        node = out._node
-        pending[node] = pending[node] + g if node in pending else g
-    wanted = set(capture) if capture is not None else None
-    captured: dict[int, Tensor] = {}
-    # the mode is set directly rather than with `enable_grad()` / `no_grad()`: the same
-    # save and restore, without a context object per backward pass
-    previous, _state.enabled = _state.enabled, bool(create_graph)
-    try:
-        for node in _topological(out._node for out in outputs):
-            g = pending.pop(node, None)
-            if g is None:
-                continue
-            if wanted is not None and node in wanted:
-                captured[id(node)] = g
-            if isinstance(node, AccumulateGrad):
-                if wanted is None:
-                    _accumulate(node, g, create_graph)
-                continue
-            if node.inputs is None:
-                raise ArgumentError("backward through a graph that was already freed: pass "
-                                    "retain_graph=True to the first backward() to run it twice")
-            grads = rules[node.rule](g, node.inputs, node.ctx)
-            if not retain_graph:
-                node.inputs, node.ctx = None, {}
-            for parent, pg in zip(node.parents, grads):
-                if parent is not None and pg is not None:
-                    pending[parent] = pending[parent] + pg if parent in pending else pg
-    finally:
-        _state.enabled = previous
-    return captured
-
-
-class _Late:
-    """Names from modules that import this one (the rule table needs the tensor ops, which
-    need this module), bound by `_late` on first use: an import statement per backward
-    pass costs a microsecond each."""
-
-    rules: dict[str, Callable] = {}
-    constant: Callable[..., Tensor]
-
-
-def _late() -> type[_Late]:
-    """`_Late`, its names bound."""
-    if not _Late.rules:
-        from ..math_ops import constant
-        from .rules import RULES
-
-        _Late.rules, _Late.constant = RULES, constant
-    return _Late
-
-
-def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
-    leaf = node.leaf()
-    if leaf is None:
-        return
-    if not create_graph:
-        g = g.detach()
-    leaf.grad = g if leaf.grad is None else leaf.grad + g
-
-
 def check_root(t: Tensor, what: str) -> None:
     """Raise a clear error if `t` cannot start a backward pass."""
     if not t.device.is_autodiff:
@@ -238,13 +153,3 @@ def check_root(t: Tensor, what: str) -> None:
     if not t.requires_grad:
         raise ArgumentError(f"{what}: this tensor does not require grad: none of the tensors it "
                             "was computed from requires grad, or it was computed under no_grad")
-
-
-def default_grad(t: Tensor, what: str) -> Tensor:
-    """The implicit gradient of a one-element output: ones."""
-    if t.numel() != 1:
-        raise ShapeError(f"{what} of a tensor of shape {t.shape} needs a gradient argument "
-                         "(only one-element outputs get an implicit gradient of 1)")
-    # the layer's shared one-element constant: `ones_like` would allocate (or upload) a new
-    # handle per backward call, and handles are immutable, so one serves every call
-    return _late().constant(1.0, t.dtype, t.shape, t.device)

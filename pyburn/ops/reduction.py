@@ -7,12 +7,13 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from ._tensor import Tensor, install, result, wrap
-from .dtypes import bool_, default_float, default_int, int32
-from .errors import ArgumentError
+from .._tensor import Tensor, install, result, wrap
+from ..dtypes import bool_, default_float, default_int, int32
+from ..errors import ArgumentError
+from ..shape import norm_dim, norm_dims, numel
 from .math_ops import binary, unary, where
 from .movement import reshape_checked
-from .shape import norm_dim, norm_dims, numel
+from .reducers import REDUCTIONS
 
 Dims = int | tuple[int, ...] | list[int] | None
 
@@ -21,20 +22,20 @@ ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _reduce(op: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
-    """Run the backend reduction `op` over `dim` and drop the reduced dims unless keepdim."""
+    """Run the backend reduction `op` (an entry of ``REDUCTIONS``) over `dim` and drop the
+    reduced dims unless keepdim."""
+    reduction = REDUCTIONS[op]
+    if not reduction.empty_ok:
+        _check_nonempty(x, dim, op)
     shape = x.shape
     axes = norm_dims(dim, len(shape))
     kept = tuple([1 if i in axes else s for i, s in enumerate(shape)])
-    out_dtype = bool_ if op in ("any", "all") else x.dtype
+    out_dtype = bool_ if reduction.truth else x.dtype
     h = x.device.backend.reduce(op, x._h, axes)
-    saved = wrap(h, kept, out_dtype, x.device) if op in ("max", "min") else None
-    out = result(h, kept, out_dtype, _RULES[op], (x,), axes=axes, result=saved)
+    saved = wrap(h, kept, out_dtype, x.device) if reduction.saves_result else None
+    out = result(h, kept, out_dtype, reduction.rule, (x,), axes=axes, result=saved)
     return out if keepdim else reshape_checked(out, tuple([s for i, s in enumerate(shape)
                                                            if i not in axes]))
-
-
-#: the backward rule of each reduction (a table, not a string built per call)
-_RULES = {op: f"reduce:{op}" for op in ("sum", "prod", "max", "min", "any", "all")}
 
 
 def _counting(x: Tensor) -> Tensor:
@@ -77,13 +78,11 @@ def _check_nonempty(x: Tensor, dim: Dims, name: str) -> None:
 
 def amax(x: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:
     """Maximum over `dim` (NaN propagates)."""
-    _check_nonempty(x, dim, "amax")
     return _reduce("max", x, dim, keepdim)
 
 
 def amin(x: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:
     """Minimum over `dim` (NaN propagates)."""
-    _check_nonempty(x, dim, "amin")
     return _reduce("min", x, dim, keepdim)
 
 
@@ -213,8 +212,8 @@ def _scan(op: str, x: Tensor, dim: int, dtype: Any) -> Tensor:
     if x.ndim == 0:
         return x
     axis = norm_dim(dim, x.ndim)
-    return result(x.device.backend.scan(op, x._h, axis), x.shape, x.dtype, f"scan:{op}", (x,),
-                  axis=axis)
+    return result(x.device.backend.scan(op, x._h, axis), x.shape, x.dtype,
+                  REDUCTIONS[op].scan_rule, (x,), axis=axis)
 
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
@@ -232,8 +231,8 @@ def count_nonzero(x: Tensor, dim: Dims = None) -> Tensor:
     return _reduce("sum", binary("ne", x, 0).cast(int32), dim, False)
 
 
-REDUCTIONS = {"sum": sum, "prod": prod, "mean": mean, "amax": amax, "amin": amin,
+FUNCTIONS = {"sum": sum, "prod": prod, "mean": mean, "amax": amax, "amin": amin,
               "max": max, "min": min, "argmax": argmax, "argmin": argmin, "all": all,
               "any": any, "var": var, "std": std, "logsumexp": logsumexp, "norm": norm,
               "cumsum": cumsum, "cumprod": cumprod, "count_nonzero": count_nonzero}
-install(REDUCTIONS)
+install(FUNCTIONS)

@@ -1,4 +1,4 @@
-"""Semantics of the graph (pyburn/autodiff/graph.py and its use in the tensor layer): leaves and
+"""Semantics of the graph (pyburn/tape.py and its use in the tensor layer): leaves and
 ``.grad``, accumulation, freeing and retain_graph, grad mode, detach, int/bool pass-through,
 in-place updates, moving between devices, and the errors for what cannot be differentiated."""
 
