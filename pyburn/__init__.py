@@ -63,7 +63,6 @@ from .ops.creation import (
     zeros_like,
 )
 from .ops.indexing import (
-    argsort,
     gather,
     index_put,
     index_select,
@@ -73,13 +72,9 @@ from .ops.indexing import (
     one_hot,
     scatter,
     scatter_add,
-    sort,
     take,
-    topk,
-    tril,
-    triu,
 )
-from .ops.linalg import dot, einsum, eye, matmul, outer
+from .ops.linalg import dot, einsum, eye, matmul, outer, tril, triu
 from .ops.movement import (
     broadcast_to,
     cat,
@@ -123,6 +118,7 @@ from .ops.reduction import (
     sum,
     var,
 )
+from .ops.sorting import argsort, sort, topk
 from .random import Generator, manual_seed
 
 bool = bool_  # noqa: A001 - PyTorch's spelling, pyburn.bool

@@ -21,6 +21,11 @@ from .errors import ArgumentError, DTypeError
 if TYPE_CHECKING:
     from ._tensor import Tensor
 
+#: what a backward rule returns: one gradient per input of its node (None: nothing flows)
+Grads = tuple["Tensor | None", ...]
+#: a node's backward rule: (the output's gradient, the input snapshots, the saved arguments)
+Rule = Callable[["Tensor", tuple["Tensor", ...], dict[str, Any]], Grads]
+
 class _GradState(threading.local):
     """Grad mode of each thread; the class attribute is the default a new thread sees (a plain
     attribute read: `link` checks it on every recorded op)."""

@@ -13,7 +13,9 @@ was skipped on purpose (or runs inside Pyodide under Node, which has no WebGPU).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,10 @@ SKIPPED = set(os.environ.get("PYBURN_SKIP", "").replace(",", " ").split())
 if "wgpu" in SKIPPED:  # before pyburn looks for adapters: the whole run sees none
     os.environ["PYBURN_WGPU"] = "0"
 
+import table_coverage  # noqa: E402
+
 import pyburn  # noqa: E402
+from pyburn import _tensor as tensor_layer  # noqa: E402
 from pyburn.backends import wgpu  # noqa: E402
 
 DEVICES = pyburn.available_devices()
@@ -39,7 +44,10 @@ def _devices_for(path: Path) -> list[pyburn.Device]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Stop before collecting where wgpu cannot run and the user did not skip it."""
+    """Stop before collecting where wgpu cannot run and the user did not skip it; under
+    pytest-xdist, gather the workers' notes of what ran (`_WorkerNotes`)."""
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_WorkerNotes())
     reason = wgpu.unavailable_reason()
     if reason and "wgpu" not in SKIPPED:
         raise pytest.UsageError(f"the wgpu tests cannot run: {reason}. Install what it names "
@@ -52,3 +60,69 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "device" in metafunc.fixturenames:
         devices = _devices_for(Path(str(metafunc.definition.path)))
         metafunc.parametrize("device", devices, ids=[d.name for d in devices])
+
+
+# ---- the guard that every op-table entry runs on every device (tests/table_coverage.py) ----
+TESTS = Path(__file__).parent
+RECORDER = table_coverage.Recorder()
+
+
+@pytest.fixture(autouse=True)
+def _record_primitives(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Within the suites that check every primitive, note each primitive a test runs."""
+    recording = table_coverage.recorded_suite(Path(str(request.node.path)), TESTS) is not None
+    if recording:
+        tensor_layer._tracer = RECORDER
+    yield
+    if recording:
+        tensor_layer._tracer = None
+
+
+class _WorkerNotes:
+    """pytest-xdist's controller side: gathers the notes each worker sends when it is done."""
+
+    @staticmethod
+    def pytest_testnodedown(node: Any, error: Any) -> None:
+        RECORDER.seen.update(tuple(pair) for pair in node.workeroutput.get("primitives", ()))
+
+
+def _whole(config: pytest.Config, suite: str) -> bool:
+    """Whether this run collects `suite` (a path under tests/) entirely: no -k, -m or
+    --deselect, and a path argument that is the suite's folder or holds it."""
+    if config.option.keyword or config.option.markexpr or config.option.deselect:
+        return False
+    folder = (TESTS / suite).resolve()
+    paths = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+    return any(folder == p or p in folder.parents for p in paths)
+
+
+def _table_coverage_report(config: pytest.Config) -> str | None:
+    """What the suites this run collected whole should have run and did not, or None."""
+    if not _whole(config, "conformance"):
+        return None
+    functional = _whole(config, str(Path("nn", "functional"))) and _whole(config, "autodiff")
+    devices = _devices_for(TESTS / "conformance")
+    lacking = table_coverage.missing(RECORDER.seen, devices, devices if functional else ())
+    if not lacking:
+        return None
+    return ("these op-table entries ran on no test of the suites that check every primitive "
+            "(a new entry needs a conformance case):\n  " + "\n  ".join(lacking))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker sends its notes to the controller; the controller (or a run without
+    workers) reports an op-table entry that no test ran as a failed test."""
+    config = session.config
+    if hasattr(config, "workerinput"):
+        config.workeroutput["primitives"] = sorted(RECORDER.seen)
+        return
+    problem = _table_coverage_report(config)
+    if problem is None:
+        return
+    report = pytest.TestReport(
+        nodeid="tests/table_coverage.py::every_table_entry_on_every_device",
+        location=("tests/table_coverage.py", 0, "every_table_entry_on_every_device"),
+        keywords={}, outcome="failed", longrepr=problem, when="call")
+    config.hook.pytest_runtest_logreport(report=report)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -19,9 +19,9 @@ Dtypes
 
 Optional capabilities
     A backend may also offer faster versions of composites, announced by name in `caps`
-    ("conv", "max_pool"): the methods and their contract are documented in
-    ``pyburn/ops/capability.py``, the one place that chooses between a capability
-    and the composite. A backend without them loses nothing but speed.
+    ("conv", "max_pool"): each one's methods and their contract are its record in
+    ``pyburn.ops.capability.CAPABILITIES``, whose `offered` is the one place that chooses
+    between a capability and the composite. A backend without them loses nothing but speed.
 
 Reading
     Reads are asynchronous at heart. A backend implements ``to_bytes`` (blocking) or

@@ -48,11 +48,16 @@ class ElementwiseOp:
     # {{T}} (f32, i32 or u32, see pyburn/backends/wgpu/kinds.py); `pb_` names are helpers of
     # pyburn/shaders/functions.wgsl. Compare and logical ops give a WGSL bool.
     wgsl: str = ""
-    # the ONNX operator that is this op, where one is (the exporter writes the others as
-    # several operators)
+    # the ONNX form: an operator's name where one is this op ("Exp", "Add"), else a call
+    # expression over the operands `x` (unary) or `a` and `b` (binary) and numbers (in the
+    # inputs' dtype), with attributes as keywords ("Mod(a, b, fmod=1)"); None where ONNX has
+    # no exact form (the exporter refuses the op)
     onnx: str | None = None
+    # the ONNX form on integer inputs, where it differs from `onnx`'s
+    onnx_int: str | None = None
     # the op the tensor layer calls instead on bool inputs (~ on bool is logical not, as in
-    # numpy and PyTorch, not Python's ~True == -2), so no backend sees this op on bool
+    # numpy and PyTorch, not Python's ~True == -2; & on bools is logical and), so no backend
+    # and no exporter sees this op on bool
     on_bool: str | None = None
 
     @property
@@ -202,6 +207,12 @@ def _pow_grads(g, a, b):
 # checks, where WGSL leaves a case undefined (integer division by zero; exp and log of NaN,
 # infinities, zero or negative numbers), or where a builtin loses accuracy (near zero: expm1,
 # log1p, sinh, tanh, ...; sin, cos and tan everywhere in Chrome).
+#: atan2(a, b) in ONNX operators (it has none of its own): atan(a / b), moved by pi into the
+#: left half-plane, and +-pi/2 or 0 on the vertical axis (signed zeros are not told apart)
+_ATAN2_ONNX = (f"Where(Less(b, 0), Add(Atan(Div(a, b)), Where(Less(a, 0), {-math.pi!r}, "
+               f"{math.pi!r})), Where(Equal(b, 0), Mul(Sign(a), {math.pi / 2!r}), "
+               "Atan(Div(a, b))))")
+
 _E = ElementwiseOp  # short, for the tables below
 UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("neg", 1, "numeric", operator.neg, "negative", "Negation, -x.",
@@ -222,26 +233,27 @@ UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("exp2", 1, "float", lambda x: 2.0**x, "exp2", "2 to the power x.",
        _guard(lambda x: 2.0**x, _exp_edge),
        grad=lambda g, x: g * x.exp2() * LN2,
-       wgsl="pb_exp2(x)"),
+       wgsl="pb_exp2(x)", onnx="Pow(2, x)"),
     _E("expm1", 1, "float", math.expm1, "expm1", "exp(x) - 1, accurate near 0.",
        _guard(math.expm1, lambda x: INF if x > 0 else x),
        grad=lambda g, x: g * x.exp(),
-       wgsl="pb_expm1(x)"),
+       wgsl="pb_expm1(x)", onnx="Sub(Exp(x), 1)"),
     _E("log", 1, "float", math.log, "log", "Natural logarithm.", _guard(math.log, _log_edge),
        grad=lambda g, x: g / x,
        wgsl="pb_log(x)", onnx="Log"),
     _E("log2", 1, "float", math.log2, "log2", "Base-2 logarithm.", _guard(math.log2, _log_edge),
        grad=lambda g, x: g / (x * LN2),
-       wgsl="pb_log2(x)"),
+       wgsl="pb_log2(x)", onnx=f"Div(Log(x), {math.log(2.0)!r})"),
     _E("log1p", 1, "float", math.log1p, "log1p", "log(1 + x), accurate near 0.",
        _guard(math.log1p, lambda x: -INF if x == -1 else NAN),
        grad=lambda g, x: g / (x + 1.0),
-       wgsl="pb_log1p(x)"),
+       wgsl="pb_log1p(x)", onnx="Log(Add(x, 1))"),
     _E("sqrt", 1, "float", math.sqrt, "sqrt", "Square root.", _guard(math.sqrt, lambda x: NAN),
        grad=lambda g, x: g / (x.sqrt() * 2.0),
        wgsl="sqrt(x)", onnx="Sqrt"),
     _E("rsqrt", 1, "float", lambda x: 1.0 / math.sqrt(x), "rsqrt_", "1 / sqrt(x).",
-       _safe_rsqrt, grad=lambda g, x: g * x.rsqrt() / x * -0.5, wgsl="1.0 / sqrt(x)"),
+       _safe_rsqrt, grad=lambda g, x: g * x.rsqrt() / x * -0.5, wgsl="1.0 / sqrt(x)",
+       onnx="Reciprocal(Sqrt(x))"),
     _E("reciprocal", 1, "float", lambda x: 1.0 / x, "reciprocal", "1 / x.",
        lambda x: _div(1.0, x), grad=lambda g, x: -g / (x * x), wgsl="1.0 / x", onnx="Reciprocal"),
     _E("sin", 1, "float", math.sin, "sin", "Sine.", _guard(math.sin, lambda x: NAN),
@@ -294,17 +306,18 @@ UNARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("round", 1, "rounding", round, "rint", "Nearest integer, ties to even.",
        _rounding(round), wgsl="round(x)", onnx="Round"),
     _E("trunc", 1, "rounding", math.trunc, "trunc", "Integer part, rounding toward zero.",
-       _rounding(math.trunc), wgsl="trunc(x)"),
+       _rounding(math.trunc), wgsl="trunc(x)",
+       onnx="Where(Less(x, 0), Ceil(x), Floor(x))"),
     _E("isnan", 1, "compare", math.isnan, "isnan", "True where x is NaN.",
        wgsl="pb_isnan_{{T}}(x)", onnx="IsNaN"),
     _E("isinf", 1, "compare", math.isinf, "isinf", "True where x is +inf or -inf.",
        wgsl="pb_isinf_{{T}}(x)", onnx="IsInf"),
     _E("isfinite", 1, "compare", math.isfinite, "isfinite", "True where x is finite.",
-       wgsl="pb_isfinite_{{T}}(x)"),
+       wgsl="pb_isfinite_{{T}}(x)", onnx="Not(Or(IsNaN(x), IsInf(x)))"),
     _E("logical_not", 1, "logical", operator.not_, "logical_not", "Logical not.",
        wgsl="!pb_truth_{{T}}(x)", onnx="Not"),
     _E("bitwise_not", 1, "bitwise", operator.invert, "invert", "Bitwise not (~x).",
-       on_bool="logical_not", wgsl="~x"),
+       on_bool="logical_not", wgsl="~x", onnx="BitwiseNot"),
 )}
 
 BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
@@ -321,22 +334,24 @@ BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
        grad=lambda g, a, b: (g / b, -g * a / (b * b)),
        wgsl="a / b", onnx="Div"),
     _E("floor_divide", 2, "numeric", lambda a, b: float(a // b), "floor_divide",
-       "Division rounded down, a // b.", _floordiv, _int_floordiv, wgsl="pb_floordiv_{{T}}(a, b)"),
+       "Division rounded down, a // b.", _floordiv, _int_floordiv, wgsl="pb_floordiv_{{T}}(a, b)",
+       onnx="Floor(Div(a, b))", onnx_int="Div(Sub(a, Mod(a, b, fmod=0)), b)"),
     _E("remainder", 2, "numeric", operator.mod, "remainder",
        "a - b * floor(a / b): the remainder with the sign of b (Python's %).",
        _remainder, _int_remainder,
        grad=lambda g, a, b: (g, -g * a.floor_divide(b)),
-       wgsl="pb_remainder_{{T}}(a, b)"),
+       wgsl="pb_remainder_{{T}}(a, b)",
+       onnx="Sub(a, Mul(Floor(Div(a, b)), b))", onnx_int="Mod(a, b, fmod=0)"),
     _E("fmod", 2, "numeric", math.fmod, "fmod",
        "C-style remainder with the sign of a.", _fmod, _int_fmod,
        grad=lambda g, a, b: (g, -g * (a / b).trunc()),
-       wgsl="pb_fmod_{{T}}(a, b)"),
+       wgsl="pb_fmod_{{T}}(a, b)", onnx="Mod(a, b, fmod=1)"),
     _E("pow", 2, "numeric", math.pow, "power", "a to the power b.", _pow, _int_pow,
        grad=_pow_grads,
        wgsl="pb_pow_{{T}}(a, b)", onnx="Pow"),
     _E("atan2", 2, "float", math.atan2, "arctan2", "Angle of the point (b, a) in radians.",
        grad=lambda g, a, b: (g * b / (a * a + b * b), -g * a / (a * a + b * b)),
-       wgsl="pb_atan2(a, b)"),
+       wgsl="pb_atan2(a, b)", onnx=_ATAN2_ONNX),
     _E("minimum", 2, "numeric", _minimum, "minimum", "Elementwise minimum (NaN wins).",
        grad=lambda g, a, b: _tie_share(g, a, b, a < b),
        wgsl="pb_minimum_{{T}}(a, b)", onnx="Min"),
@@ -346,7 +361,7 @@ BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("eq", 2, "compare", operator.eq, "equal", "a == b.",
        wgsl="pb_ordered_{{T}}(a, b) && a == b", onnx="Equal"),
     _E("ne", 2, "compare", operator.ne, "not_equal", "a != b.",
-       wgsl="!(pb_ordered_{{T}}(a, b) && a == b)"),
+       wgsl="!(pb_ordered_{{T}}(a, b) && a == b)", onnx="Not(Equal(a, b))"),
     _E("lt", 2, "compare", operator.lt, "less", "a < b.", wgsl="pb_ordered_{{T}}(a, b) && a < b",
        onnx="Less"),
     _E("le", 2, "compare", operator.le, "less_equal", "a <= b.",
@@ -362,10 +377,11 @@ BINARY: dict[str, ElementwiseOp] = {op.name: op for op in (
     _E("logical_xor", 2, "logical", lambda a, b: bool(a) != bool(b), "logical_xor",
        "Logical exclusive or.", wgsl="pb_truth_{{T}}(a) != pb_truth_{{T}}(b)", onnx="Xor"),
     _E("bitwise_and", 2, "bitwise", operator.and_, "bitwise_and", "Bitwise and (a & b).",
-       wgsl="a & b"),
-    _E("bitwise_or", 2, "bitwise", operator.or_, "bitwise_or", "Bitwise or (a | b).", wgsl="a | b"),
+       on_bool="logical_and", wgsl="a & b", onnx="BitwiseAnd"),
+    _E("bitwise_or", 2, "bitwise", operator.or_, "bitwise_or", "Bitwise or (a | b).",
+       on_bool="logical_or", wgsl="a | b", onnx="BitwiseOr"),
     _E("bitwise_xor", 2, "bitwise", operator.xor, "bitwise_xor", "Bitwise xor (a ^ b).",
-       wgsl="a ^ b"),
+       on_bool="logical_xor", wgsl="a ^ b", onnx="BitwiseXor"),
     _E("left_shift", 2, "bitwise", _left_shift, "left_shift", "a << b.", wgsl="pb_shl_{{T}}(a, b)"),
     _E("right_shift", 2, "bitwise", _right_shift, "right_shift",
        "Arithmetic right shift a >> b.", wgsl="pb_shr_{{T}}(a, b)"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 from .._tensor import Tensor, install, result, wrap
@@ -13,9 +12,6 @@ from .creation import arange, tensor
 from .index_checks import checked_index
 from .math_ops import binary, operand, where
 from .movement import broadcast_to, flip, permute, reshape, slice_dim
-
-#: what ``sort`` and ``topk`` return, as in PyTorch
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _index_tensor(index: Any, device) -> Tensor:
@@ -281,35 +277,6 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
     return coords
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True) -> Any:
-    """Stable sort along `dim`: (values, int32 indices). NaN sorts as the largest value."""
-    if x.ndim == 0:
-        return ValuesIndices(x, wrap(x.device.backend.full((), 0, int32), (), int32, x.device))
-    d = norm_dim(dim, x.ndim)
-    values, indices = x.device.backend.sort(x._h, d, descending)
-    order = wrap(indices, x.shape, int32, x.device)
-    if x.requires_grad:  # the sorted values as a gather, so gradients flow back to x
-        return ValuesIndices(gather(x, d, order), order)
-    return ValuesIndices(wrap(values, x.shape, x.dtype, x.device), order)
-
-
-def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
-    """int32 indices that sort x along `dim`."""
-    return sort(x, dim, descending).indices
-
-
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
-    """The `k` largest (or smallest) elements along `dim`, in order: (values, indices)."""
-    d = norm_dim(dim, max(x.ndim, 1))
-    size = x.shape[d] if x.ndim else 1
-    if not 0 <= k <= size:
-        raise ArgumentError(f"topk: k={k} is out of range for dim {dim} of size {size}")
-    values, indices = sort(x, d, descending=largest)
-    if x.ndim == 0:
-        return ValuesIndices(values, indices)
-    return ValuesIndices(slice_dim(values, d, 0, k), slice_dim(indices, d, 0, k))
-
-
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
     """int32 one-hot encoding: a new last dim of size `num_classes` (max + 1 if -1)."""
     if not x.dtype.is_integer:
@@ -321,29 +288,8 @@ def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
     return binary("eq", x.unsqueeze(-1), classes).cast(int32)
 
 
-def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
-    if x.ndim < 2:
-        raise ShapeError(f"tril/triu need a tensor of rank >= 2, got shape {x.shape}")
-    rows, cols = x.shape[-2:]
-    offset = binary("sub", arange(cols, device=x.device),
-                    arange(rows, device=x.device).reshape(rows, 1))
-    keep = binary("le" if lower else "ge", offset, diagonal)
-    return where(keep, x, _like_scalar(0, x))
-
-
-def tril(x: Tensor, diagonal: int = 0) -> Tensor:
-    """Lower triangle of the last two dims (elements above `diagonal` set to 0)."""
-    return _triangle(x, diagonal, lower=True)
-
-
-def triu(x: Tensor, diagonal: int = 0) -> Tensor:
-    """Upper triangle of the last two dims (elements below `diagonal` set to 0)."""
-    return _triangle(x, diagonal, lower=False)
-
-
 INDEXING = {"__getitem__": getitem, "__setitem__": setitem, "index_put": index_put,
             "gather": gather, "scatter": scatter, "scatter_add": scatter_add,
             "index_select": index_select, "take": take, "masked_fill": masked_fill,
-            "masked_select": masked_select, "nonzero": nonzero, "sort": sort,
-            "argsort": argsort, "topk": topk, "tril": tril, "triu": triu}
+            "masked_select": masked_select, "nonzero": nonzero}
 install(INDEXING)

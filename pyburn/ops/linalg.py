@@ -11,7 +11,7 @@ from ..dtypes import default_float, promote
 from ..errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from ..shape import broadcast_shapes, numel
 from .creation import DeviceLike, arange, creator, target
-from .math_ops import binary
+from .math_ops import binary, constant, where
 from .movement import broadcast_checked, broadcast_to, permute, reshape, reshape_checked
 from .reduction import sum as reduce_sum
 
@@ -181,9 +181,29 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     return permute(x, [term.index(c) for c in output]) if term != output else x
 
 
+def _triangle(x: Tensor, diagonal: int, lower: bool) -> Tensor:
+    if x.ndim < 2:
+        raise ShapeError(f"tril/triu need a tensor of rank >= 2, got shape {x.shape}")
+    rows, cols = x.shape[-2:]
+    offset = binary("sub", arange(cols, device=x.device),
+                    arange(rows, device=x.device).reshape(rows, 1))
+    keep = binary("le" if lower else "ge", offset, diagonal)
+    return where(keep, x, constant(0, x.dtype, (), x.device))
+
+
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Lower triangle of the last two dims (elements above `diagonal` set to 0)."""
+    return _triangle(x, diagonal, lower=True)
+
+
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """Upper triangle of the last two dims (elements below `diagonal` set to 0)."""
+    return _triangle(x, diagonal, lower=False)
+
+
 LINALG = {"matmul": matmul, "__matmul__": matmul,
           "__rmatmul__": lambda self, other: matmul(other, self), "dot": dot, "outer": outer,
-          "mm": matmul, "bmm": matmul, "mv": matmul}
+          "mm": matmul, "bmm": matmul, "mv": matmul, "tril": tril, "triu": triu}
 install(LINALG)
 
 

@@ -128,6 +128,8 @@ def binary(name: str, a: Operand, b: Operand) -> Tensor:
     else:
         raise DTypeError(f"{name} needs at least one tensor, got {type(a).__name__} and "
                          f"{type(b).__name__}")
+    if op.on_bool and dtype.is_bool:
+        name, op = op.on_bool, BINARY[op.on_bool]
     dtype, out = _domain_dtypes(op, dtype)
     check_dtype_on(dtype, device)
     ta = operand(a, dtype, shape, device)

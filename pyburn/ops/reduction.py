@@ -17,7 +17,7 @@ from .reducers import REDUCTIONS
 
 Dims = int | tuple[int, ...] | list[int] | None
 
-#: what ``t.max(dim)`` and ``t.min(dim)`` return, as in PyTorch
+#: what ``t.max(dim)``, ``t.min(dim)``, ``sort`` and ``topk`` return, as in PyTorch
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .._tensor import Tensor
+from ..ops import capability
 from ..ops.creation import zeros_like
 from ..ops.math_ops import maximum
 from ..tape import is_grad_enabled
@@ -44,9 +45,6 @@ class Adam(Optimizer):
     def update(self, param: Tensor, grad: Tensor, state: dict[str, Any],
                group: dict[str, Any]) -> Tensor:
         """One Adam step for `param` (see the class docstring)."""
-        # imported here: pyburn.nn needs the package root, which imports pyburn.optim
-        from ..ops import capability
-
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         if not state:
             state.update(step=0, exp_avg=zeros_like(param), exp_avg_sq=zeros_like(param))

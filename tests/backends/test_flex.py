@@ -236,7 +236,7 @@ def _unary_dtypes(domain: str) -> tuple[D.DType, ...]:
 UNARY_CASES = [(name, dtype) for name, op in UNARY.items() for dtype in _unary_dtypes(op.domain)
                if not (op.on_bool and dtype.is_bool)]
 BINARY_CASES = [(name, dtype) for name, op in BINARY.items()
-                for dtype in _unary_dtypes(op.domain)]
+                for dtype in _unary_dtypes(op.domain) if not (op.on_bool and dtype.is_bool)]
 
 
 def _unary_input(np, dtype: D.DType):

@@ -1,6 +1,6 @@
 """The cpu backend's "softmax", "layer_norm", "batch_norm", "nll_loss" and "adam"
 capabilities: composites of the tensor layer as one numpy computation each (contracts:
-``pyburn/ops/capability.py``).
+``pyburn.ops.capability``).
 
 Each runs the composite's own operations in the composite's order, with the numpy functions
 the primitives use, so every value is the composite's bit for bit (a Python float meets an

@@ -1,5 +1,5 @@
 """The optional capabilities of ``pyburn.nn.functional`` on wgpu ("conv", "max_pool",
-"avg_pool", "softmax", "layer_norm"; the contract is ``pyburn/ops/capability.py``), as a
+"avg_pool", "softmax", "layer_norm"; the contract is ``pyburn.ops.capability``), as a
 mixin of the backends whose handles these kernels run on.
 
 Every method turns its handles into computed `GpuTensor`s with `ready` and its results into

@@ -1,4 +1,4 @@
-"""Convolutions for wgpu, the "conv" capability (``pyburn/ops/capability.py``).
+"""Convolutions for wgpu, the "conv" capability (``pyburn.ops.capability``).
 
 - `conv` and `conv_transpose` are an implicit GEMM of the weight and the input whose input
   loads compute their coordinates on the fly (no im2col buffer); the two differ only in the

@@ -1,5 +1,5 @@
 """Pooling for wgpu, the "max_pool" and "avg_pool" capabilities
-(``pyburn/ops/capability.py``): ``max_pool.wgsl`` and ``avg_pool.wgsl``, one
+(``pyburn.ops.capability``): ``max_pool.wgsl`` and ``avg_pool.wgsl``, one
 invocation per output element.
 
 The iteration space handed to `launch.boxes` is the lead (batch and channel) dims, each

@@ -1,5 +1,5 @@
 """Softmax, log_softmax and layer_norm for wgpu, the "softmax" and "layer_norm" capabilities
-(``pyburn/ops/capability.py``): ``rows.wgsl``, one kernel per call, the row's
+(``pyburn.ops.capability``): ``rows.wgsl``, one kernel per call, the row's
 statistic gathered in one read and combined across invocations in workgroup memory.
 
 - softmax keeps (max, sum of exp(x - max)) and rescales the sum when the max grows (the

@@ -10,6 +10,8 @@ primitives they are made of.
 
 from __future__ import annotations
 
+import ast
+import functools
 import math
 import struct
 from collections.abc import Callable
@@ -39,72 +41,47 @@ def _dims(b: Builder, ref: int) -> tuple[Dim, ...]:
 
 
 # ---- elementwise -------------------------------------------------------------------------------
-#: the primitives that are one ONNX operator (the op table's `onnx` column)
-UNARY = {name: op.onnx for name, op in elementwise.UNARY.items() if op.onnx}
-BINARY = {name: op.onnx for name, op in elementwise.BINARY.items() if op.onnx}
-#: bitwise primitives: (ONNX operator on integers, on bools)
-BITWISE = {"bitwise_and": ("BitwiseAnd", "And"), "bitwise_or": ("BitwiseOr", "Or"),
-           "bitwise_xor": ("BitwiseXor", "Xor")}
+#: the opset each operator an elementwise form may use first appears in, where it is later than
+#: the exporter's baseline
+_SINCE = {"BitwiseNot": 18, "BitwiseAnd": 18, "BitwiseOr": 18, "BitwiseXor": 18}
 
 
-def _unary(b: Builder, ev: Event, outs: list[str]) -> None:
-    name = ev.name.split(":", 1)[1]
-    x = b.value(ev.inputs[0])
-    dtype = b.trace.values[ev.inputs[0]].dtype.name
-    if name in UNARY:
-        b.node(UNARY[name], [x], outs[0])
-    elif name == "exp2":
-        b.node("Pow", [b.number(2.0, dtype), x], outs[0])
-    elif name == "expm1":
-        b.node("Sub", [b.node("Exp", [x]), b.number(1.0, dtype)], outs[0])
-    elif name == "log2":
-        b.node("Div", [b.node("Log", [x]), b.number(math.log(2.0), dtype)], outs[0])
-    elif name == "log1p":
-        b.node("Log", [b.node("Add", [x, b.number(1.0, dtype)])], outs[0])
-    elif name == "rsqrt":
-        b.node("Reciprocal", [b.node("Sqrt", [x])], outs[0])
-    elif name == "trunc":
-        negative = b.node("Less", [x, b.number(0.0, dtype)])
-        b.node("Where", [negative, b.node("Ceil", [x]), b.node("Floor", [x])], outs[0])
-    elif name == "isfinite":
-        b.node("Not", [b.node("Or", [b.node("IsNaN", [x]), b.node("IsInf", [x])])], outs[0])
-    elif name == "bitwise_not":  # never on bool: the tensor layer calls logical_not there
-        b.require(18, "bitwise_not")
-        b.node("BitwiseNot", [x], outs[0])
+@functools.cache
+def _form(text: str, arity: int) -> ast.expr:
+    """An op table's ONNX form as a call tree; a bare operator name applies it to the
+    operands."""
+    if text.isidentifier():
+        text = f"{text}(x)" if arity == 1 else f"{text}(a, b)"
+    return ast.parse(text, mode="eval").body
+
+
+def _build(b: Builder, node: ast.expr, operands: dict[str, str], dtype: str,
+           out: str | None = None) -> str:
+    """The ONNX value of one node of a form: an operand, a number in `dtype`, or an operator
+    applied to its arguments (keywords are its attributes), into `out` at the root."""
+    if isinstance(node, ast.Name):
+        return operands[node.id]
+    if isinstance(node, (ast.Constant, ast.UnaryOp)):
+        return b.number(ast.literal_eval(node), dtype)
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name), ast.dump(node)
+    operator = node.func.id
+    if operator in _SINCE:
+        b.require(_SINCE[operator], operator)
+    inputs = [_build(b, arg, operands, dtype) for arg in node.args]
+    attributes = {str(k.arg): ast.literal_eval(k.value) for k in node.keywords}
+    return b.node(operator, inputs, out, **attributes)
+
+
+def _elementwise(b: Builder, ev: Event, outs: list[str]) -> None:
+    kind, name = ev.name.split(":", 1)
+    op = (elementwise.UNARY if kind == "unary" else elementwise.BINARY)[name]
+    source = b.trace.values[ev.inputs[0]].dtype
+    text = op.onnx if source.is_floating_point or op.onnx_int is None else op.onnx_int
+    if op.arity == 1:
+        operands = {"x": b.value(ev.inputs[0])}
     else:
-        raise Unsupported(ev.name)
-
-
-def _binary(b: Builder, ev: Event, outs: list[str]) -> None:
-    name = ev.name.split(":", 1)[1]
-    x, y = b.broadcast_inputs(ev)
-    floating = b.trace.values[ev.inputs[0]].dtype.is_floating_point
-    if name in BINARY:
-        b.node(BINARY[name], [x, y], outs[0])
-    elif name == "ne":
-        b.node("Not", [b.node("Equal", [x, y])], outs[0])
-    elif name in BITWISE:
-        integer_op, bool_op = BITWISE[name]
-        if b.trace.values[ev.inputs[0]].dtype.is_bool:
-            b.node(bool_op, [x, y], outs[0])
-        else:
-            b.require(18, name)
-            b.node(integer_op, [x, y], outs[0])
-    elif name == "fmod":
-        b.node("Mod", [x, y], outs[0], fmod=1)
-    elif name == "remainder":  # the sign of the divisor, as Python's %
-        if floating:
-            b.node("Sub", [x, b.node("Mul", [b.node("Floor", [b.node("Div", [x, y])]), y])],
-                   outs[0])
-        else:
-            b.node("Mod", [x, y], outs[0], fmod=0)
-    elif name == "floor_divide":
-        if floating:
-            b.node("Floor", [b.node("Div", [x, y])], outs[0])
-        else:  # exact: a - (a mod b) is a multiple of b
-            b.node("Div", [b.node("Sub", [x, b.node("Mod", [x, y], fmod=0)]), y], outs[0])
-    else:
-        raise Unsupported(ev.name)
+        operands = dict(zip("ab", b.broadcast_inputs(ev)))
+    _build(b, _form(text, op.arity), operands, source.name, outs[0])
 
 
 @_emitter("where")
@@ -357,11 +334,9 @@ def _avg_pool(b: Builder, ev: Event, outs: list[str]) -> None:
         b.node("Div", [name, b.number(divisor, dtype)], outs[0])
 
 
-for _name in (*UNARY, "exp2", "expm1", "log2", "log1p", "rsqrt", "trunc", "isfinite",
-              "bitwise_not"):
-    EMITTERS[f"unary:{_name}"] = _unary
-for _name in (*BINARY, "ne", *BITWISE, "fmod", "remainder", "floor_divide"):
-    EMITTERS[f"binary:{_name}"] = _binary
+for _op in (*elementwise.UNARY.values(), *elementwise.BINARY.values()):
+    if _op.onnx:
+        EMITTERS[_op.rule] = _elementwise
 for _reduction in REDUCTIONS.values():
     EMITTERS[_reduction.rule] = _reduce
     if _reduction.scan_onnx:

@@ -9,8 +9,10 @@ from typing import Any
 from ..._tensor import Tensor
 from ...errors import IndexOutOfRange
 from ...ops.creation import arange, tensor
-from ...ops.indexing import nonzero, topk, tril, triu
+from ...ops.indexing import nonzero
+from ...ops.linalg import tril, triu
 from ...ops.math_ops import where
+from ...ops.sorting import topk
 from ...shape import norm_dim, numel
 from ..registry import check, index_dtype, ints, onnx_op
 
