@@ -41,6 +41,7 @@ from .errors import (
     MissingExtraError,
     PyburnError,
     ReadbackError,
+    RemoteError,
     ShapeError,
 )
 from .ops import indexing as _indexing  # noqa: F401  (installs Tensor methods)

@@ -19,6 +19,7 @@ from .backends import wgpu
 from .devices import default_device, device_report
 from .errors import PyburnError
 from .onnx import cli as onnx_cli
+from .remote import cli as remote_cli
 from .train import mnist_job, plot
 
 _EPILOG = """\
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     mnist_job.add_parser(commands)
     plot.add_parser(commands)
     onnx_cli.add_parser(commands)
+    remote_cli.add_parser(commands)
     return parser
 
 

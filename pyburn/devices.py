@@ -32,6 +32,8 @@ class Device:
     backend: Backend = field(repr=False)
     #: whether operations on this device are recorded for backward()
     is_autodiff: bool = False
+    #: where a device of an addressed kind is ("ws://host:3000" of "remote+ws://host:3000")
+    address: str = ""
 
     @property
     def caps(self) -> frozenset[str]:
@@ -42,7 +44,10 @@ class Device:
     def name(self) -> str:
         """The device string that `pyburn.device` accepts ("cpu", "wgpu:1",
         "autodiff+cpu")."""
-        plain = self.kind if self.index == 0 else f"{self.kind}:{self.index}"
+        if self.address:
+            plain = f"{self.kind}+{self.address}"
+        else:
+            plain = self.kind if self.index == 0 else f"{self.kind}:{self.index}"
         return f"{AUTODIFF_PREFIX}{plain}" if self.is_autodiff else plain
 
     def autodiff(self) -> Device:
@@ -61,7 +66,7 @@ class Device:
         return self.name
 
 
-_devices: dict[tuple[str, int, bool], Device] = {}
+_devices: dict[tuple[str, int | str, bool], Device] = {}
 _default: Device | None = None
 
 
@@ -105,10 +110,13 @@ def device(spec: str | Device | None = None) -> Device:
     spec = spec.strip()
     if spec.startswith(AUTODIFF_PREFIX):
         base = device(spec.removeprefix(AUTODIFF_PREFIX))
-        key = (base.kind, base.index, True)
+        key = (base.kind, base.address or base.index, True)
         if key not in _devices:
-            _devices[key] = Device(base.kind, base.index, base.backend, is_autodiff=True)
+            _devices[key] = Device(base.kind, base.index, base.backend, is_autodiff=True,
+                                   address=base.address)
         return _devices[key]
+    if "+" in spec:
+        return _addressed(spec)
     kind, _, index_text = spec.partition(":")
     try:
         index = int(index_text) if index_text else 0
@@ -118,10 +126,32 @@ def device(spec: str | Device | None = None) -> Device:
     if key in _devices:
         return _devices[key]
     registration = _registration(kind)
+    if registration.connect is not None:
+        raise DeviceError(f"a {kind} device is named by its address, e.g. "
+                          f"'{kind}+ws://127.0.0.1:3000'")
+    _check_available(registration, spec)
+    found = _devices[key] = Device(kind, index, registration.create(index))
+    return found
+
+
+def _check_available(registration: Registration, spec: str) -> None:
     reason = registration.unavailable_reason()
     if reason:
         raise DeviceError(f"device {spec!r} is not available: {reason}")
-    found = _devices[key] = Device(kind, index, registration.create(index))
+
+
+def _addressed(spec: str) -> Device:
+    """The device of an addressed kind, "kind+address", connected on first use."""
+    kind, _, address = spec.partition("+")
+    key = (kind, address, False)
+    if key in _devices:
+        return _devices[key]
+    registration = _registration(kind)
+    if registration.connect is None:
+        raise DeviceError(f"{kind!r} devices are named by an index ('{kind}:1'), not an "
+                          f"address: {spec!r}")
+    _check_available(registration, spec)
+    found = _devices[key] = Device(kind, 0, registration.connect(address), address=address)
     return found
 
 

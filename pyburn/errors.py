@@ -41,3 +41,7 @@ class FormatError(PyburnError, ValueError):
 
 class MissingExtraError(PyburnError, ImportError):
     """An optional dependency (an extra such as numpy or wgpu) that is not installed."""
+
+
+class RemoteError(PyburnError, RuntimeError):
+    """A remote device's server refused a request, failed running it, or went away."""

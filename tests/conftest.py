@@ -25,22 +25,44 @@ if "wgpu" in SKIPPED:  # before pyburn looks for adapters: the whole run sees no
     os.environ["PYBURN_WGPU"] = "0"
 
 import table_coverage  # noqa: E402
+from device_labels import label  # noqa: E402
+from remote_server import ServerProcess  # noqa: E402
 
 import pyburn  # noqa: E402
 from pyburn import _tensor as tensor_layer  # noqa: E402
-from pyburn.backends import wgpu  # noqa: E402
+from pyburn.backends import remote, wgpu  # noqa: E402
 
 DEVICES = pyburn.available_devices()
-#: test directories (relative to tests/) run on the unfused wgpu backend as well
+#: test directories (relative to tests/) run on the unfused wgpu backend and a remote device
+#: as well
 BOTH_WGPU_FORMS = ("conformance", "autodiff", str(Path("nn", "functional")))
 NOFUSION = ([pyburn.device("wgpu_nofusion")]
             if wgpu.unavailable_reason() is None and wgpu.fusion_enabled() else [])
 
 
+#: the `pyburn serve` subprocess (on cpu) behind the remote device those suites also run on,
+#: started when a test first needs it and stopped at the end (one per xdist worker)
+_SERVERS: list[ServerProcess] = []
+
+
+def _remote_devices() -> list[pyburn.Device]:
+    if remote.REGISTRATION.unavailable_reason() is not None:  # no websockets (Pyodide)
+        return []
+    if not _SERVERS:
+        _SERVERS.append(ServerProcess("cpu").__enter__())
+    return [pyburn.device(_SERVERS[0].address)]
+
+
 def _devices_for(path: Path) -> list[pyburn.Device]:
     where = str(path.relative_to(Path(__file__).parent))
-    both = any(where.startswith(suite) for suite in BOTH_WGPU_FORMS)
-    return DEVICES + NOFUSION if both else DEVICES
+    every = any(where.startswith(suite) for suite in BOTH_WGPU_FORMS)
+    return DEVICES + NOFUSION + _remote_devices() if every else DEVICES
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the remote device's server."""
+    for server in _SERVERS:
+        server.stop()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,7 +81,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize `device` first, so that a test id starts with the device name."""
     if "device" in metafunc.fixturenames:
         devices = _devices_for(Path(str(metafunc.definition.path)))
-        metafunc.parametrize("device", devices, ids=[d.name for d in devices])
+        metafunc.parametrize("device", devices, ids=[label(d) for d in devices])
 
 
 # ---- the guard that every op-table entry runs on every device (tests/table_coverage.py) ----
@@ -84,6 +106,11 @@ class _WorkerNotes:
     @staticmethod
     def pytest_testnodedown(node: Any, error: Any) -> None:
         RECORDER.seen.update(tuple(pair) for pair in node.workeroutput.get("primitives", ()))
+        WANTED.update(tuple(pair) for pair in node.workeroutput.get("wanted", ()))
+
+
+#: what should have run (device label, rule), where this run collected the suites whole
+WANTED: set[tuple[str, str]] = set()
 
 
 def _whole(config: pytest.Config, suite: str) -> bool:
@@ -96,17 +123,13 @@ def _whole(config: pytest.Config, suite: str) -> bool:
     return any(folder == p or p in folder.parents for p in paths)
 
 
-def _table_coverage_report(config: pytest.Config) -> str | None:
-    """What the suites this run collected whole should have run and did not, or None."""
+def _wanted(config: pytest.Config) -> set[tuple[str, str]]:
+    """What the suites this process collected whole should run (nothing for a partial run)."""
     if not _whole(config, "conformance"):
-        return None
+        return set()
     functional = _whole(config, str(Path("nn", "functional"))) and _whole(config, "autodiff")
     devices = _devices_for(TESTS / "conformance")
-    lacking = table_coverage.missing(RECORDER.seen, devices, devices if functional else ())
-    if not lacking:
-        return None
-    return ("these op-table entries ran on no test of the suites that check every primitive "
-            "(a new entry needs a conformance case):\n  " + "\n  ".join(lacking))
+    return table_coverage.expected(devices, devices if functional else ())
 
 
 @pytest.hookimpl(trylast=True)
@@ -116,10 +139,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput"):
         config.workeroutput["primitives"] = sorted(RECORDER.seen)
+        config.workeroutput["wanted"] = sorted(_wanted(config))
         return
-    problem = _table_coverage_report(config)
-    if problem is None:
+    if not config.pluginmanager.hasplugin("xdist") or not WANTED:
+        WANTED.update(_wanted(config))  # a run without workers: this process collected
+    lacking = table_coverage.missing(RECORDER.seen, WANTED)
+    if not lacking:
         return
+    problem = ("these op-table entries ran on no test of the suites that check every "
+               "primitive (a new entry needs a conformance case):\n  " + "\n  ".join(lacking))
     report = pytest.TestReport(
         nodeid="tests/table_coverage.py::every_table_entry_on_every_device",
         location=("tests/table_coverage.py", 0, "every_table_entry_on_every_device"),

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pyburn.devices import AUTODIFF_PREFIX
+from device_labels import label
+
 from pyburn.ops.capability import CAPABILITIES
 from pyburn.ops.elementwise import BINARY, UNARY
 from pyburn.ops.reducers import REDUCTIONS
@@ -28,14 +29,15 @@ SUITES = {"conformance": "the elementwise and reduction tables",
 
 
 class Recorder:
-    """A tracer for the tensor layer's slot that notes (device name, rule) of every primitive."""
+    """A tracer for the tensor layer's slot that notes (device label, rule) of every primitive
+    (the label: a remote device's address differs between processes)."""
 
     def __init__(self) -> None:
         self.seen: set[tuple[str, str]] = set()
 
     def primitive(self, out: Any, rule: str, inputs: Any, ctx: Any) -> None:
         """Note that `rule`'s primitive ran on `out`'s device (autodiff or not)."""
-        self.seen.add((out.device.name.removeprefix(AUTODIFF_PREFIX), rule))
+        self.seen.add((label(out.device.plain()), rule))
 
 
 def recorded_suite(path: Path, tests_root: Path) -> str | None:
@@ -51,13 +53,16 @@ def table_rules() -> set[str]:
     return rules | {r.scan_rule for r in REDUCTIONS.values() if r.scans}
 
 
-def missing(seen: Iterable[tuple[str, str]], table_devices: Iterable[Any],
-            capability_devices: Iterable[Any]) -> list[str]:
-    """What should have run and did not, one "device: rule" line each: every table entry on
-    each of `table_devices`, every recorded op of a capability on each of
-    `capability_devices` whose backend offers it."""
-    seen = set(seen)
-    wanted = {(d.name, rule) for d in table_devices for rule in table_rules()}
-    wanted |= {(d.name, op) for d in capability_devices for c in CAPABILITIES.values()
-               if c.name in d.backend.caps for op in c.rules}
-    return sorted(f"{device}: {rule}" for device, rule in wanted - seen)
+def expected(table_devices: Iterable[Any], capability_devices: Iterable[Any]
+             ) -> set[tuple[str, str]]:
+    """(device label, rule) of what should run: every table entry on each of
+    `table_devices`, every recorded op of a capability on each of `capability_devices`
+    whose backend offers it."""
+    wanted = {(label(d), rule) for d in table_devices for rule in table_rules()}
+    return wanted | {(label(d), op) for d in capability_devices for c in CAPABILITIES.values()
+                     if c.name in d.backend.caps for op in c.rules}
+
+
+def missing(seen: Iterable[tuple[str, str]], wanted: Iterable[tuple[str, str]]) -> list[str]:
+    """What should have run and did not, one "device: rule" line each."""
+    return sorted(f"{device}: {rule}" for device, rule in set(wanted) - set(seen))

@@ -31,9 +31,10 @@ REGISTRATION = Registration("borrowed", lambda: None, lambda index: Borrowed(), 
 
 def test_the_shipped_kinds_register_themselves_under_their_module_names():
     found = registrations()
-    assert set(found) == {"flex", "cpu", "wgpu", "wgpu_nofusion"}
+    assert set(found) == {"flex", "cpu", "wgpu", "wgpu_nofusion", "remote"}
     assert all(isinstance(r, Registration) and r.name == name for name, r in found.items())
     assert found["wgpu_nofusion"].rank is None  # chosen by name only
+    assert found["remote"].rank is None and found["remote"].connect is not None  # by address
 
 
 def test_the_report_is_ranked_and_leaves_out_kinds_chosen_by_name():

@@ -74,6 +74,10 @@ class Registration:
     #: that depends on the machine; None for a kind chosen only by name (never the default,
     #: not listed by `pyburn info`)
     rank: int | Callable[[], int] | None
+    #: for a kind whose devices are named by an address rather than an index
+    #: ("remote+ws://host:3000"), the backend connected to `address`; `create` is then not
+    #: called
+    connect: Callable[[str], Backend] | None = None
 
     def place(self) -> int | None:
         """The rank, computed where it depends on the machine."""

@@ -268,14 +268,21 @@ def allclose(a: Tensor, b: Operand, rtol: float = 1e-5, atol: float = 1e-8,
     return bool(isclose(a, b, rtol, atol, equal_nan).all().item())
 
 
+def _scaled(b: Operand, alpha: float | int) -> Operand:
+    """alpha * b: a Python number where b is one (``x.add(1.0, alpha=2)``)."""
+    if alpha == 1:
+        return b
+    return binary("mul", b, alpha) if isinstance(b, Tensor) else b * alpha
+
+
 def sub(a: Operand, b: Operand, *, alpha: float | int = 1) -> Tensor:
     """a - alpha * b."""
-    return binary("sub", a, b if alpha == 1 else binary("mul", b, alpha))
+    return binary("sub", a, _scaled(b, alpha))
 
 
 def add(a: Operand, b: Operand, *, alpha: float | int = 1) -> Tensor:
     """a + alpha * b."""
-    return binary("add", a, b if alpha == 1 else binary("mul", b, alpha))
+    return binary("add", a, _scaled(b, alpha))
 
 
 COMPOSITES: dict[str, Callable] = {

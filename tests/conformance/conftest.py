@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from device_labels import label
 
 import pyburn
 
@@ -18,7 +19,7 @@ from .helpers import GOLDEN, OpChecker
 def golden_key(node: pytest.Item) -> str:
     """The test's id without its device part: the same on every device and platform."""
     callspec = node.callspec
-    name = callspec.params["device"].name
+    name = label(callspec.params["device"])
     rest = callspec.id[len(name):]
     assert callspec.id.startswith(name) and rest[:1] in ("", "-"), (
         f"the device id must come first in {callspec.id!r}")

@@ -290,6 +290,9 @@ REFLECTED = {
     "pow_scalar": (lambda t: t**2, lambda a: a**2),
     "sub_scalar": (lambda t: t - 1.5, lambda a: a - 1.5),
     "mod_scalar": (lambda t: t % 1.5, lambda a: np.remainder(a, 1.5)),
+    "add_alpha_scalar": (lambda t: t.add(1.5, alpha=2), lambda a: a + 3.0),
+    "sub_alpha_scalar": (lambda t: t.sub(0.5, alpha=-3), lambda a: a + 1.5),
+    "add_alpha_tensor": (lambda t: t.add(t, alpha=0.5), lambda a: a + 0.5 * a),
 }
 
 

@@ -1,0 +1,201 @@
+"""remote: a device served by another process (`pyburn serve`), reached over WebSocket:
+``pyburn.device("remote+ws://127.0.0.1:3000")``.
+
+The client is a backend like the others. Its handles are ids it picks itself, so an op costs
+no round trip: ops are queued and sent in batches, flushed when a read (or a task whose
+result the tensor layer needs at once) comes, or when the batch reaches `BATCH_TASKS` tasks or
+`BATCH_BYTES` bytes. Tensors stay on the server until read; a handle the client drops is
+forgotten there with the next batch. Autodiff runs on the client, as for any device
+(``.autodiff()``). Errors of queued ops surface, as `RemoteError`, at the next read.
+Protocol: ``pyburn/remote/protocol.py`` and docs/remote.md. Needs the `websockets` library
+(``pip install 'pyburn[remote]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import ssl
+import threading
+from typing import Any
+
+from ..dtypes import DType, as_dtype
+from ..errors import DeviceError, MissingExtraError, RemoteError
+from ..remote.protocol import TASKS, VERSION
+from ..remote.wire import HandleId, pack, unpack
+from .base import Backend, Registration, Shape
+
+#: a batch is sent once it holds this many tasks or this many bytes of uploads
+BATCH_TASKS = 512
+BATCH_BYTES = 8 << 20
+#: how long the client waits for the server to answer (seconds)
+TIMEOUT = 60.0
+
+
+class RemoteHandle:
+    """A tensor on the server, by id; when the client lets go of it, the server is told."""
+
+    __slots__ = ("id", "client", "__weakref__")
+
+    def __init__(self, ident: int, client: RemoteBackend):
+        self.id = ident
+        self.client = client
+
+    def __del__(self) -> None:
+        self.client.dropped.append(self.id)  # a list append: safe from any thread
+
+    def __repr__(self) -> str:
+        return f"<remote tensor {self.id}>"
+
+
+def _wire_args(args: tuple) -> tuple:
+    """Arguments as the wire carries them: handles as their ids, sequences as tuples."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, RemoteHandle):
+            out.append(HandleId(a.id))
+        elif isinstance(a, (list, tuple)):
+            out.append(_wire_args(tuple(a)))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+class RemoteBackend(Backend):
+    """The client side of a `pyburn serve` session at `url` (ws:// or wss://)."""
+
+    name = "remote"
+
+    def __init__(self, url: str, token: str | None = None):
+        try:
+            from websockets.sync.client import connect  # optional: pyburn[remote]
+        except ImportError:
+            raise MissingExtraError("the remote device needs websockets: pip install "
+                                    "'pyburn[remote]'") from None
+        self.url = url
+        self.dropped: list[int] = []
+        self._ids = itertools.count(1)
+        self._tasks: list[tuple] = []
+        self._bytes = 0
+        self._lock = threading.Lock()
+        tls = None
+        if url.startswith("wss://"):  # the certificate is checked (against $PYBURN_REMOTE_CA
+            # where set, else the system's authorities)
+            tls = ssl.create_default_context(cafile=os.environ.get("PYBURN_REMOTE_CA"))
+        self._open = contextlib.ExitStack()  # the connection, closed by `close`
+        try:
+            self._connection = self._open.enter_context(connect(
+                url, open_timeout=TIMEOUT, close_timeout=5, max_size=None, compression=None,
+                ssl=tls))
+        except Exception as exc:
+            raise RemoteError(f"cannot reach {url}: {exc}") from None
+        welcome = self._request(("hello", VERSION, "", token))
+        if welcome[0] != "welcome":
+            raise RemoteError(f"unexpected answer to hello from {url}: {welcome[0]!r}")
+        _, _, served, dtypes, flags = welcome
+        self.served = served
+        self.dtypes = frozenset(as_dtype(d) for d in dtypes)
+        self.caps = frozenset(flags)
+
+    # ---- the connection ------------------------------------------------------------------
+    def _send(self, message: Any) -> None:
+        try:
+            self._connection.send(pack(message))
+        except Exception as exc:
+            raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
+
+    def _request(self, message: Any) -> tuple:
+        """Send `message` and wait for its answer; an error answer raises RemoteError."""
+        self._send(message)
+        try:
+            answer = unpack(self._connection.recv(timeout=TIMEOUT))
+        except TimeoutError:
+            raise RemoteError(f"{self.url} did not answer within {TIMEOUT:.0f} s") from None
+        except RemoteError:
+            raise
+        except Exception as exc:
+            raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
+        if answer[0] == "error":
+            raise RemoteError(f"{self.url}: {answer[2]} ({answer[1]})")
+        return answer
+
+    def flush(self) -> None:
+        """Send the queued tasks and the dropped handles."""
+        with self._lock:
+            tasks, self._tasks, self._bytes = self._tasks, [], 0
+            dropped = [self.dropped.pop() for _ in range(len(self.dropped))]
+        if tasks:
+            self._send(("run", tuple(tasks)))
+        if dropped:
+            self._send(("drop", tuple(dropped)))
+
+    def _queue(self, task: str, args: tuple, size: int = 0) -> tuple[RemoteHandle, ...]:
+        outs = tuple(RemoteHandle(next(self._ids), self) for _ in range(TASKS[task].outputs))
+        with self._lock:
+            self._tasks.append((task, _wire_args(args), tuple(h.id for h in outs)))
+            self._bytes += size
+            full = len(self._tasks) >= BATCH_TASKS or self._bytes >= BATCH_BYTES
+        if full:
+            self.flush()
+        return outs
+
+    def close(self) -> None:
+        """End the session: the server frees every tensor it holds."""
+        self._open.close()
+
+    # ---- the protocol --------------------------------------------------------------------
+    def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> RemoteHandle:
+        """Upload: the bytes travel with the next batch."""
+        return self._queue("from_bytes", (bytes(data), tuple(shape), dtype), len(data))[0]
+
+    def to_bytes(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
+        """Flush, then read the tensor's bytes back."""
+        self.flush()
+        return self._request(("read", x.id, tuple(shape), dtype))[1]
+
+    def nonzero(self, x: RemoteHandle) -> tuple[RemoteHandle, Shape]:
+        """A round trip: the count of nonzero elements is the result's shape."""
+        self.flush()
+        (out,) = (RemoteHandle(next(self._ids), self),)
+        shape = self._request(("call", "nonzero", _wire_args((x,)), (out.id,)))[1]
+        return out, tuple(shape)
+
+
+def _forwarding(task: str) -> Any:
+    """The method that queues `task` on the server."""
+    one = TASKS[task].outputs == 1
+
+    def method(self: RemoteBackend, *args: Any) -> Any:
+        outs = self._queue(task, args)
+        return outs[0] if one else outs
+
+    method.__name__ = task
+    method.__doc__ = f"``{task}`` on the server (queued)."
+    return method
+
+
+for _task in TASKS:
+    if _task not in RemoteBackend.__dict__:  # from_bytes and nonzero are written above
+        setattr(RemoteBackend, _task, _forwarding(_task))
+
+
+def _unavailable() -> str | None:
+    try:
+        import websockets  # noqa: F401  (optional: pyburn[remote])
+    except ImportError:
+        return "the remote device needs websockets (pip install 'pyburn[remote]')"
+    return None
+
+
+def _connect(address: str) -> RemoteBackend:
+    """The session at `address` (ws://host:port, or wss:// for TLS), with the token in
+    $PYBURN_REMOTE_TOKEN if the server wants one."""
+    return RemoteBackend(address, os.environ.get("PYBURN_REMOTE_TOKEN"))
+
+
+def _no_index(index: int) -> Backend:
+    raise DeviceError("a remote device is named by its address: 'remote+ws://host:3000'")
+
+
+REGISTRATION = Registration("remote", _unavailable, _no_index, None, connect=_connect)

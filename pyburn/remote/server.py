@@ -1,0 +1,277 @@
+"""`pyburn serve`: a local device served over WebSocket to `remote+ws://` clients.
+
+Each connection is a session with tensors of its own; closing or dropping the connection
+frees them all. Backend work runs on one worker thread, in the order it arrived, so the
+event loop keeps answering every other session while one computes. Uses the `websockets`
+library (``pip install 'pyburn[remote]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import ssl
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from ..devices import Device
+from ..devices import device as as_device
+from ..errors import ArgumentError, MissingExtraError
+from .protocol import TASKS, VERSION
+from .wire import HandleId, WireError, pack, unpack
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one session may use: the largest frame (bytes), the most tensors it holds at once,
+    and how long it may stay silent (seconds) before the server closes it."""
+
+    frame_bytes: int = 256 << 20
+    handles: int = 1 << 20
+    idle_seconds: float = 600.0
+    hello_seconds: float = 10.0
+
+
+class SessionError(Exception):
+    """A request this session cannot have: (kind, message) for its error answer."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Session:
+    """One client's tensors on the served device, and the first failure of its queued tasks
+    not yet reported."""
+
+    def __init__(self, backend: Any, limits: Limits):
+        self.backend = backend
+        self.limits = limits
+        self.handles: dict[int, Any] = {}
+        self.failure: SessionError | None = None
+
+    def run(self, tasks: Any) -> None:
+        """Run a batch in order; the first failure is kept for the next request."""
+        if not isinstance(tasks, tuple):
+            raise SessionError("protocol", "a run message carries a list of tasks")
+        for entry in tasks:
+            try:
+                self.execute(entry)
+            except SessionError as exc:
+                self.failure = self.failure or exc
+
+    def execute(self, entry: Any) -> Any:
+        """Run one ``(task, args, outs)``; returns the task's value, where it has one."""
+        if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[1], tuple) and isinstance(entry[2], tuple)):
+            raise SessionError("protocol", "a task is (name, args, outs)")
+        name, args, outs = entry
+        task = TASKS.get(name)
+        if task is None:
+            raise SessionError("protocol", f"unknown task {name!r}")
+        if len(outs) != task.outputs or not all(isinstance(i, int) for i in outs):
+            raise SessionError("protocol", f"{name} gives {task.outputs} handles, got ids {outs}")
+        if len(self.handles) + len(outs) > self.limits.handles:
+            raise SessionError("limit", f"the session holds {len(self.handles)} tensors, the "
+                                        f"most a session may ({self.limits.handles})")
+        try:
+            produced = getattr(self.backend, name)(*self._resolve(args))
+        except SessionError:
+            raise
+        except Exception as exc:  # the backend refused the arguments: report, keep serving
+            raise SessionError("task", f"{name}: {type(exc).__name__}: {exc}") from None
+        handles = produced if task.outputs > 1 else (produced,)
+        value = None
+        if task.value:
+            handles, value = (produced[0],), produced[1]
+        for i, handle in zip(outs, handles):
+            self.handles[i] = handle
+        return value
+
+    def _resolve(self, value: Any) -> Any:
+        if isinstance(value, HandleId):
+            if value.id not in self.handles:
+                raise SessionError("task", f"no tensor {value.id} in this session (a task that "
+                                           "made it failed, or it was dropped)")
+            return self.handles[value.id]
+        if isinstance(value, tuple):
+            return tuple(self._resolve(v) for v in value)
+        return value
+
+    def answer(self, message: Any) -> bytes | None:
+        """The answer to one request after the hello, or None for those that have none."""
+        if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
+            raise SessionError("protocol", "a message is a list whose first item is its kind")
+        kind, body = message[0], message[1:]
+        if kind == "run" and len(body) == 1:
+            self.run(body[0])
+            return None
+        if kind == "drop" and len(body) == 1 and isinstance(body[0], tuple):
+            for i in body[0]:
+                self.handles.pop(i, None)
+            return None
+        if self.failure is not None:  # a queued task failed: this request answers for it
+            failure, self.failure = self.failure, None
+            raise failure
+        if kind == "read" and len(body) == 3:
+            ident, shape, dtype = body
+            if not isinstance(ident, int) or not isinstance(shape, tuple):
+                raise SessionError("protocol", "read takes (id, shape, dtype)")
+            handle = self._resolve(HandleId(ident))
+            try:
+                return pack(("data", self.backend.to_bytes(handle, shape, dtype)))
+            except Exception as exc:
+                raise SessionError("task", f"read: {type(exc).__name__}: {exc}") from None
+        if kind == "call" and len(body) == 3:
+            return pack(("result", self.execute(tuple(body))))
+        raise SessionError("protocol", f"unknown request {kind!r} with {len(body)} items")
+
+
+def _error(kind: str, message: str) -> bytes:
+    return pack(("error", kind, message))
+
+
+class Server:
+    """A device served to remote clients: `serve` runs it; `sessions` counts the open ones
+    and `tensors` the tensors they hold (the counters the tests watch)."""
+
+    def __init__(self, device: Device, *, token: str | None = None, max_sessions: int = 64,
+                 limits: Limits = Limits()):
+        self.device = device.plain()
+        self.token = token
+        self.max_sessions = max_sessions
+        self.limits = limits
+        self.open: set[Session] = set()
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="pyburn-serve")
+
+    @property
+    def sessions(self) -> int:
+        """How many sessions are open."""
+        return len(self.open)
+
+    @property
+    def tensors(self) -> int:
+        """How many tensors the open sessions hold."""
+        return sum(len(s.handles) for s in list(self.open))
+
+    def welcome(self) -> bytes:
+        """The answer to a good hello: what the client's backend announces."""
+        backend = self.device.backend
+        dtypes = tuple(sorted(d.name for d in backend.dtypes))
+        flags = tuple(sorted(c for c in backend.caps if c in ("float16", "float64", "int64")))
+        return pack(("welcome", VERSION, backend.name, dtypes, flags))
+
+    def check_hello(self, message: Any) -> None:
+        """Raise SessionError unless `message` is a hello this server accepts."""
+        if not (isinstance(message, tuple) and len(message) == 4 and message[0] == "hello"):
+            raise SessionError("protocol", "the first message is (hello, version, device, token)")
+        _, version, _, token = message
+        if version != VERSION:
+            raise SessionError("protocol", f"protocol version {version!r}; this server speaks "
+                                           f"{VERSION}")
+        if self.token is not None and not (isinstance(token, str) and hmac.compare_digest(
+                token.encode(), self.token.encode())):
+            raise SessionError("auth", "wrong token")
+        if len(self.open) >= self.max_sessions:
+            raise SessionError("limit", f"the server has {self.max_sessions} sessions open, its "
+                                        "most")
+
+    async def handle(self, connection: Any) -> None:
+        """One client's session, from its hello to its close."""
+        loop = asyncio.get_running_loop()
+        try:
+            first = await asyncio.wait_for(connection.recv(), self.limits.hello_seconds)
+            self.check_hello(unpack(first))
+        except (SessionError, WireError) as exc:
+            await connection.send(_error(getattr(exc, "kind", "protocol"), str(exc)))
+            return
+        except (TimeoutError, Exception):
+            return
+        session = Session(self.device.backend, self.limits)
+        self.open.add(session)
+        try:
+            await connection.send(self.welcome())
+            while True:
+                frame = await asyncio.wait_for(connection.recv(), self.limits.idle_seconds)
+                try:
+                    message = unpack(frame)
+                    reply = await loop.run_in_executor(self._worker, session.answer, message)
+                except (SessionError, WireError) as exc:
+                    reply = _error(getattr(exc, "kind", "protocol"), str(exc))
+                if reply is not None:
+                    await connection.send(reply)
+        except Exception:  # closed, idle too long, or gone: the session ends
+            pass
+        finally:
+            self.open.discard(session)
+            await loop.run_in_executor(self._worker, session.handles.clear)
+
+    async def serve(self, host: str, port: int, ready: Callable[[int], None] | None = None,
+                    stop: asyncio.Event | None = None, tls: ssl.SSLContext | None = None) -> None:
+        """Serve until `stop` is set (forever without one), over TLS with `tls`; `ready(port)`
+        is called once listening (port 0 picks a free one)."""
+        try:
+            from websockets.asyncio.server import serve  # optional: pyburn[remote]
+        except ImportError:
+            raise MissingExtraError("pyburn serve needs websockets: pip install "
+                                    "'pyburn[remote]'") from None
+        async with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
+                         compression=None, ssl=tls) as server:
+            if ready is not None:
+                ready(server.sockets[0].getsockname()[1])
+            await (stop or asyncio.Event()).wait()
+
+
+def check_binding(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a token."""
+    try:
+        local = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = host == "localhost"
+    if not local and token is None:
+        raise ArgumentError(f"serving on {host} (beyond this machine) needs a token: "
+                            "--token-file FILE")
+
+
+class Background:
+    """A server on a thread of this process, for tests and notebooks: ``with
+    Background("cpu") as served: pyburn.device(served.address)``."""
+
+    def __init__(self, device: str | Device = "cpu", **options: Any):
+        self.server = Server(as_device(device), **options)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> str:
+        """The device string clients connect with."""
+        return f"remote+ws://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Background:
+        started = threading.Event()
+
+        def ready(port: int) -> None:
+            self.port = port
+            started.set()
+
+        def main() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._stop = asyncio.Event()
+            self._loop.run_until_complete(self.server.serve("127.0.0.1", 0, ready, self._stop))
+
+        self._thread = threading.Thread(target=main, daemon=True, name="pyburn-serve-loop")
+        self._thread.start()
+        if not started.wait(30):
+            raise TimeoutError("the server did not start within 30 s")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._stop is not None and self._thread is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)

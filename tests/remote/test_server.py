@@ -1,0 +1,195 @@
+"""`pyburn serve` (pyburn/remote/server.py) and its sessions, from clients in this process: the
+numbers equal local cpu's, sessions free their tensors, and bad clients get errors while the
+others are served. Every server binds to 127.0.0.1 and every wait is bounded."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from remote_server import ServerProcess
+from websockets.sync.client import connect
+
+import pyburn
+from pyburn import nn, optim
+from pyburn.backends.remote import RemoteBackend
+from pyburn.remote.protocol import VERSION
+from pyburn.remote.server import Background, Limits, check_binding
+from pyburn.remote.wire import HandleId, pack, unpack
+
+
+@pytest.fixture(scope="module")
+def served():
+    with ServerProcess("cpu") as server:
+        yield server
+
+
+def _mlp() -> nn.Module:
+    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+pyburn.manual_seed(0)
+#: one set of starting weights for every client (threads share the default generator)
+WEIGHTS = {k: v.numpy() for k, v in _mlp().state_dict().items()}
+
+
+def _mlp_losses(device: pyburn.Device, steps: int = 4) -> list[float]:
+    model = _mlp().to(device)
+    model.load_state_dict({k: pyburn.from_numpy(v, device=device) for k, v in WEIGHTS.items()})
+    opt = optim.Adam(model.parameters(), lr=0.01)
+    rng = np.random.default_rng(1)
+    x = pyburn.from_numpy(rng.standard_normal((16, 6)).astype(np.float32), device=device)
+    y = pyburn.from_numpy(rng.integers(0, 3, 16).astype(np.int32), device=device)
+    losses = []
+    for _ in range(steps):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_ops_on_a_served_cpu_give_local_cpus_numbers(served):
+    remote, local = pyburn.device(served.address), pyburn.device("cpu")
+    data = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+
+    def compute(dev):
+        x = pyburn.from_numpy(data, device=dev)
+        values, order = (x @ x.T).exp().sort(1)
+        return [values.numpy(), order.numpy(), (x > 0).nonzero().numpy(),
+                x.cumsum(0).amax(1).numpy(), x[1:, ::2].numpy(), x.double().sum().item()]
+
+    for got, want in zip(compute(remote), compute(local)):
+        np.testing.assert_array_equal(got, want)
+    assert remote.name == served.address and remote.caps >= {"float64", "int64"}
+
+
+def test_training_on_the_client_autodiff_equals_local(served):
+    assert _mlp_losses(pyburn.device(served.address).autodiff()) == \
+        _mlp_losses(pyburn.device("cpu").autodiff())
+
+
+def test_concurrent_clients_each_get_their_own_numbers(served):
+    want = _mlp_losses(pyburn.device("cpu").autodiff(), steps=3)
+    results: list[list[float]] = []
+
+    def client() -> None:
+        backend = RemoteBackend(served.url)
+        dev = pyburn.devices.Device("remote", 0, backend, is_autodiff=True,
+                                    address=served.url)
+        results.append(_mlp_losses(dev, steps=3))
+        backend.close()
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert results == [want] * 8
+
+
+def test_a_closed_session_frees_every_tensor_it_held():
+    with Background("cpu") as background:
+        backend = RemoteBackend(background.address.removeprefix("remote+"))
+        dev = pyburn.devices.Device("remote", 0, backend, address="x")
+        kept = [pyburn.ones(3, 3, device=dev) * i for i in range(5)]
+        assert kept[-1].sum().item() == 36.0
+        peak = background.server.tensors
+        assert background.server.sessions == 1 and peak >= 5
+        del kept[:]
+        pyburn.zeros(1, device=dev).item()  # the next batch carries the drops
+        held = background.server.tensors
+        backend.close()
+        for _ in range(100):
+            if background.server.sessions == 0:
+                break
+            threading.Event().wait(0.05)
+        # the five products are dropped (the scalars stay: the tensor layer caches constants)
+        assert held <= peak - 5
+        assert background.server.sessions == 0 and background.server.tensors == 0
+
+
+def _raw(url: str, *frames: bytes) -> list:
+    """The answers a raw WebSocket client gets to a hello, then `frames` (one each, or none)."""
+    with connect(url, open_timeout=10) as ws:
+        ws.send(pack(("hello", VERSION, "", None)))
+        answers = [unpack(ws.recv(timeout=10))]
+        for frame in frames:
+            ws.send(frame)
+            try:
+                answers.append(unpack(ws.recv(timeout=1)))
+            except TimeoutError:
+                answers.append(None)
+        ws.send(pack(("run", (("full", ((2,), 1.5, pyburn.float32), (1,)),))))
+        ws.send(pack(("read", 1, (2,), pyburn.float32)))
+        answers.append(unpack(ws.recv(timeout=10)))
+    return answers
+
+
+def test_bad_frames_get_errors_and_the_session_goes_on(served):
+    answers = _raw(served.url, b"\xc1", pack(("nope",)), pack(("call", "eval", ("1",), (9,))),
+                   pack(("read", 77, (1,), pyburn.float32)), pack([1] * 3))
+    assert answers[0][0] == "welcome"
+    kinds = [a[:2] for a in answers[1:-1]]
+    assert kinds == [("error", "protocol")] * 3 + [("error", "task"), ("error", "protocol")]
+    assert "unknown task 'eval'" in answers[3][2]
+    assert answers[-1] == ("data", np.full(2, 1.5, np.float32).tobytes())
+
+
+def test_a_failed_queued_task_is_reported_at_the_next_read(served):
+    backend = RemoteBackend(served.url)
+    dev = pyburn.devices.Device("remote", 0, backend, address="x")
+    bad = backend.unary("no_such_op", backend.full((2,), 1.0, pyburn.float32), pyburn.float32)
+    assert isinstance(bad.id, int)  # queued: nothing has been sent yet
+    with pytest.raises(pyburn.RemoteError, match="no_such_op"):
+        pyburn.ones(2, device=dev).tolist()
+    assert pyburn.ones(2, device=dev).tolist() == [1.0, 1.0]  # the session goes on
+    backend.close()
+
+
+def test_hello_checks_version_and_token(tmp_path):
+    with Background("flex", token="s3cret") as background:
+        url = background.address.removeprefix("remote+")
+        with pytest.raises(pyburn.RemoteError, match="wrong token"):
+            RemoteBackend(url, token="guess")
+        with pytest.raises(pyburn.RemoteError, match="wrong token"):
+            RemoteBackend(url)
+        assert RemoteBackend(url, token="s3cret").served == "flex"
+        with connect(url, open_timeout=10) as ws:
+            ws.send(pack(("hello", VERSION + 1, "", "s3cret")))
+            assert unpack(ws.recv(timeout=10))[:2] == ("error", "protocol")
+
+
+def test_sessions_and_tensors_per_session_are_limited():
+    with Background("cpu", max_sessions=1, limits=Limits(handles=4)) as background:
+        url = background.address.removeprefix("remote+")
+        first = RemoteBackend(url)
+        with pytest.raises(pyburn.RemoteError, match="sessions open"):
+            RemoteBackend(url)
+        dev = pyburn.devices.Device("remote", 0, first, address="x")
+        kept = [pyburn.full((2,), float(i), device=dev) for i in range(6)]
+        with pytest.raises(pyburn.RemoteError, match="the most a session may"):
+            kept[-1].tolist()
+        assert kept[0].tolist() == [0.0, 0.0]  # what fitted is still there
+        first.close()
+
+
+def test_a_killed_server_is_an_error_not_a_hang():
+    with ServerProcess("cpu") as server:
+        dev = pyburn.device(server.address)
+        x = pyburn.ones(4, device=dev)
+        assert x.sum().item() == 4.0
+        server.stop()
+        with pytest.raises(pyburn.RemoteError, match="lost|closed|reach"):
+            (x * 2).tolist()
+
+
+def test_serving_beyond_this_machine_needs_a_token():
+    check_binding("127.0.0.1", None)
+    check_binding("localhost", None)
+    with pytest.raises(pyburn.ArgumentError, match="needs a token"):
+        check_binding("0.0.0.0", None)
+    check_binding("0.0.0.0", "t")
+    assert HandleId(1) == HandleId(1)
