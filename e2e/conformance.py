@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site" / "dist"
 WHEELS = ROOT / "build" / "pyodide-wheels"
 FILES = ("tests/conftest.py", "tests/table_coverage.py", "tests/device_labels.py",
-         "tests/remote_server.py", "tests/conformance/*.py",
+         "tests/conformance/*.py",
          "build/conformance-golden.json")
 READY_MS = 120_000
 

@@ -26,11 +26,11 @@ if "wgpu" in SKIPPED:  # before pyburn looks for adapters: the whole run sees no
 
 import table_coverage  # noqa: E402
 from device_labels import label  # noqa: E402
-from remote_server import ServerProcess  # noqa: E402
 
 import pyburn  # noqa: E402
 from pyburn import _tensor as tensor_layer  # noqa: E402
 from pyburn.backends import remote, wgpu  # noqa: E402
+from pyburn.remote.process import ServerProcess  # noqa: E402
 
 DEVICES = pyburn.available_devices()
 #: test directories (relative to tests/) run on the unfused wgpu backend and a remote device

@@ -14,16 +14,18 @@ Protocol: ``pyburn/remote/protocol.py`` and docs/remote.md. Needs the `websocket
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import os
 import ssl
 import threading
+import weakref
 from typing import Any
 
 from ..dtypes import DType, as_dtype
 from ..errors import DeviceError, MissingExtraError, RemoteError
 from ..remote.protocol import TASKS, VERSION
-from ..remote.wire import HandleId, pack, unpack
+from ..remote.wire import HandleId, LocalRef, ParamRef, ValueRef, pack, unpack
 from .base import Backend, Registration, Shape
 
 #: a batch is sent once it holds this many tasks or this many bytes of uploads
@@ -31,6 +33,8 @@ BATCH_TASKS = 512
 BATCH_BYTES = 8 << 20
 #: how long the client waits for the server to answer (seconds)
 TIMEOUT = 60.0
+#: the most graphs a client registers (the server allows 4096 per session)
+MAX_GRAPHS = 1024
 
 
 class RemoteHandle:
@@ -62,6 +66,52 @@ def _wire_args(args: tuple) -> tuple:
     return tuple(out)
 
 
+def _runs(ids: list[int]) -> tuple[tuple[int, int], ...]:
+    """`ids` as (first, count) runs of consecutive ids: one step's intermediates are a few."""
+    runs: list[list[int]] = []
+    for i in sorted(ids):
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    return tuple((first, count) for first, count in runs)
+
+
+def _as_graph(tasks: list[tuple]) -> tuple[tuple, tuple, tuple, int] | None:
+    """A batch as (graph, input handles, input values, first output id): its handles become
+    `LocalRef`s (made by the batch) and `ParamRef`s (passed in), and the fill value of each
+    `full` a `ValueRef` (the tensor layer's scalars: an optimizer's step size changes every
+    step, the graph does not); None for a batch that uploads bytes or whose outputs are not
+    one run of ids (then it is sent as it is)."""
+    first = next((outs[0] for _, _, outs in tasks if outs), None)
+    if first is None:
+        return None
+    local: dict[int, int] = {}
+    params: dict[int, int] = {}
+
+    def ref(value: Any) -> Any:
+        if isinstance(value, HandleId):
+            if value.id in local:
+                return LocalRef(local[value.id])
+            return ParamRef(params.setdefault(value.id, len(params)))
+        return tuple(ref(v) for v in value) if isinstance(value, tuple) else value
+
+    graph = []
+    values: list[Any] = []
+    for name, args, outs in tasks:
+        if name == "from_bytes":
+            return None
+        if name == "full" and len(args) == 3:  # (shape, value, dtype)
+            values.append(args[1])
+            args = (args[0], ValueRef(len(values) - 1), args[2])
+        graph.append((name, ref(args)))
+        for i in outs:
+            if i != first + len(local):
+                return None
+            local[i] = len(local)
+    return tuple(graph), tuple(params), tuple(values), first
+
+
 class RemoteBackend(Backend):
     """The client side of a `pyburn serve` session at `url` (ws:// or wss://)."""
 
@@ -75,7 +125,14 @@ class RemoteBackend(Backend):
                                     "'pyburn[remote]'") from None
         self.url = url
         self.dropped: list[int] = []
+        #: bytes sent to the server so far (frames as written)
+        self.bytes_sent = 0
+        # uploads by content: the same bytes, shape and dtype again give the same handle
+        # (handles are immutable), so identical weights travel once
+        self._uploads: weakref.WeakValueDictionary[tuple, RemoteHandle] = (
+            weakref.WeakValueDictionary())
         self._ids = itertools.count(1)
+        self._graphs: dict[bytes, int] = {}  # registered graphs by their digest
         self._tasks: list[tuple] = []
         self._bytes = 0
         self._lock = threading.Lock()
@@ -100,8 +157,10 @@ class RemoteBackend(Backend):
 
     # ---- the connection ------------------------------------------------------------------
     def _send(self, message: Any) -> None:
+        frame = pack(message)
+        self.bytes_sent += len(frame)
         try:
-            self._connection.send(pack(message))
+            self._connection.send(frame)
         except Exception as exc:
             raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
 
@@ -121,14 +180,34 @@ class RemoteBackend(Backend):
         return answer
 
     def flush(self) -> None:
-        """Send the queued tasks and the dropped handles."""
+        """Send the queued tasks (as a replay of a registered graph where this batch has
+        been seen before) and the dropped handles (as runs of consecutive ids)."""
         with self._lock:
             tasks, self._tasks, self._bytes = self._tasks, [], 0
             dropped = [self.dropped.pop() for _ in range(len(self.dropped))]
         if tasks:
-            self._send(("run", tuple(tasks)))
+            self._send_batch(tasks)
         if dropped:
-            self._send(("drop", tuple(dropped)))
+            self._send(("drop", _runs(dropped)))
+
+    def _send_batch(self, tasks: list[tuple]) -> None:
+        """A batch goes as a graph, registered the first time it is seen and replayed by id
+        from then on, with only its inputs, fill values and first output id sent (a
+        training step's batches recur every step); past `MAX_GRAPHS`, as a plain run."""
+        graph = _as_graph(tasks)
+        if graph is None:
+            self._send(("run", tuple(tasks)))
+            return
+        template, params, values, first = graph
+        key = hashlib.blake2b(pack(template), digest_size=16).digest()
+        graph_id = self._graphs.get(key)
+        if graph_id is None:
+            if len(self._graphs) >= MAX_GRAPHS:
+                self._send(("run", tuple(tasks)))
+                return
+            graph_id = self._graphs[key] = len(self._graphs) + 1
+            self._send(("register", graph_id, template))
+        self._send(("replay", graph_id, params, values, first))
 
     def _queue(self, task: str, args: tuple, size: int = 0) -> tuple[RemoteHandle, ...]:
         outs = tuple(RemoteHandle(next(self._ids), self) for _ in range(TASKS[task].outputs))
@@ -146,8 +225,15 @@ class RemoteBackend(Backend):
 
     # ---- the protocol --------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> RemoteHandle:
-        """Upload: the bytes travel with the next batch."""
-        return self._queue("from_bytes", (bytes(data), tuple(shape), dtype), len(data))[0]
+        """Upload: the bytes travel with the next batch, unless a live handle holds the same
+        (then it is that handle)."""
+        data = bytes(data)
+        key = (hashlib.blake2b(data, digest_size=16).digest(), tuple(shape), dtype)
+        found = self._uploads.get(key)
+        if found is None:
+            found = self._uploads[key] = self._queue("from_bytes", (data, key[1], dtype),
+                                                     len(data))[0]
+        return found
 
     def to_bytes(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
         """Flush, then read the tensor's bytes back."""

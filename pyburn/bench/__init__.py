@@ -1,7 +1,7 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
-store, onnx, gpu, web); each holds a ``BENCHMARKS`` tuple whose entries are named
+store, onnx, gpu, remote, web); each holds a ``BENCHMARKS`` tuple whose entries are named
 ``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
 pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
 target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
@@ -28,6 +28,7 @@ from . import (
     onnx,
     overhead,
     reduction,
+    remote,
     store,
     train,
     web,
@@ -41,7 +42,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
                                      + train.BENCHMARKS + store.BENCHMARKS + onnx.BENCHMARKS
-                                     + gpu.BENCHMARKS
+                                     + gpu.BENCHMARKS + remote.BENCHMARKS
                                      + web.BENCHMARKS)
 
 _EPILOG = """\
@@ -50,6 +51,7 @@ examples:
   pyburn bench train                 training steps of the MNIST models against PyTorch
   pyburn bench store                 loading a 105 MB state dict against torch.load
   pyburn bench onnx                  imported ONNX models against onnxruntime
+  pyburn bench remote                a pyburn serve subprocess against local cpu
   pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
   pyburn bench web                   in headless Chromium (WebGPU, flex) against TF.js
   pyburn bench matmul overhead.cpu   one family and one benchmark
@@ -102,8 +104,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, store, onnx, gpu, web) or one benchmark (matmul.flex); "
-                        "default: all")
+                        "autodiff, train, store, onnx, gpu, remote, web) or one benchmark "
+                        "(matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

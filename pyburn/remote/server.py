@@ -22,16 +22,18 @@ from ..devices import Device
 from ..devices import device as as_device
 from ..errors import ArgumentError, MissingExtraError
 from .protocol import TASKS, VERSION
-from .wire import HandleId, WireError, pack, unpack
+from .wire import HandleId, LocalRef, ParamRef, ValueRef, WireError, pack, unpack
 
 
 @dataclass(frozen=True)
 class Limits:
     """What one session may use: the largest frame (bytes), the most tensors it holds at once,
-    and how long it may stay silent (seconds) before the server closes it."""
+    the most graphs it registers, and how long it may stay silent (seconds) before the server
+    closes it."""
 
     frame_bytes: int = 256 << 20
     handles: int = 1 << 20
+    graphs: int = 4096
     idle_seconds: float = 600.0
     hello_seconds: float = 10.0
 
@@ -52,6 +54,7 @@ class Session:
         self.backend = backend
         self.limits = limits
         self.handles: dict[int, Any] = {}
+        self.graphs: dict[int, tuple] = {}
         self.failure: SessionError | None = None
 
     def run(self, tasks: Any) -> None:
@@ -63,6 +66,47 @@ class Session:
                 self.execute(entry)
             except SessionError as exc:
                 self.failure = self.failure or exc
+
+    def register(self, graph_id: Any, graph: Any) -> None:
+        """Keep `graph` (tasks whose handles are `LocalRef`s and `ParamRef`s) for replays."""
+        if not (isinstance(graph_id, int) and isinstance(graph, tuple) and all(
+                isinstance(t, tuple) and len(t) == 2 and t[0] in TASKS
+                and isinstance(t[1], tuple) for t in graph)):
+            raise SessionError("protocol", "register takes (id, ((task, args), ...))")
+        if graph_id not in self.graphs and len(self.graphs) >= self.limits.graphs:
+            raise SessionError("limit", f"the session registered {self.limits.graphs} graphs, "
+                                        "the most a session may")
+        self.graphs[graph_id] = graph
+
+    def replay(self, graph_id: Any, params: Any, values: Any, first: Any) -> None:
+        """Run registered graph `graph_id` on the handles `params` and the fill `values`, its
+        outputs kept under the ids from `first` on, in order; a failure is kept, as for a
+        run."""
+        graph = self.graphs.get(graph_id)
+        if graph is None or not isinstance(params, tuple) or not isinstance(
+                values, tuple) or not isinstance(first, int):
+            raise SessionError("protocol", f"replay of graph {graph_id!r}, which is not "
+                                           "registered (or malformed arguments)")
+        made: list[int] = []
+
+        def bind(value: Any) -> Any:
+            for ref, pool in ((LocalRef, made), (ParamRef, params), (ValueRef, values)):
+                if isinstance(value, ref):
+                    if value.index >= len(pool):
+                        raise SessionError("protocol", f"graph {graph_id} refers to "
+                                                       f"{ref.__name__} {value.index}, of "
+                                                       f"{len(pool)}")
+                    found = pool[value.index]
+                    return found if ref is ValueRef else HandleId(found)
+            return tuple(bind(v) for v in value) if isinstance(value, tuple) else value
+
+        for name, args in graph:
+            outs = tuple(range(first + len(made), first + len(made) + TASKS[name].outputs))
+            try:
+                self.execute((name, bind(args), outs))
+            except SessionError as exc:  # later tasks fail on the handles it did not make
+                self.failure = self.failure or exc
+            made.extend(outs)
 
     def execute(self, entry: Any) -> Any:
         """Run one ``(task, args, outs)``; returns the task's value, where it has one."""
@@ -110,9 +154,23 @@ class Session:
         if kind == "run" and len(body) == 1:
             self.run(body[0])
             return None
+        if kind == "register" and len(body) == 2:
+            self.register(*body)
+            return None
+        if kind == "replay" and len(body) == 4:
+            self.replay(*body)
+            return None
         if kind == "drop" and len(body) == 1 and isinstance(body[0], tuple):
-            for i in body[0]:
-                self.handles.pop(i, None)
+            for span in body[0]:  # (first id, count) runs
+                if not (isinstance(span, tuple) and len(span) == 2
+                        and all(isinstance(v, int) for v in span)):
+                    raise SessionError("protocol", "drop takes ((first id, count), ...)")
+                start, count = span
+                # a long run is walked over what the session holds, never over the count
+                ids = (range(start, start + count) if count <= len(self.handles) else
+                       [i for i in self.handles if start <= i < start + count])
+                for i in ids:
+                    self.handles.pop(i, None)
             return None
         if self.failure is not None:  # a queued task failed: this request answers for it
             failure, self.failure = self.failure, None

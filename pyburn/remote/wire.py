@@ -2,12 +2,16 @@
 uses too), written and read here in pure Python so that the client runs under Pyodide.
 
 `pack` writes nil, bools, ints (up to 64 bits), floats (always float64, so values cross
-exactly), str, bytes-like (``bin``), lists and tuples (``array``), dicts (``map``) and the two
-extension types of the protocol: a `HandleId` (type 1, 8-byte unsigned id) and a `DType`
-(type 2, its name). `unpack` reads exactly one value spanning the whole frame and raises
-`WireError` for anything else: a truncated or oversized value, trailing bytes, a reserved
-or unknown type byte, an unknown extension, nesting deeper than `MAX_DEPTH`. Arrays are read
-as tuples. Nothing it reads is ever executed: values are data only.
+exactly), str, bytes-like (``bin``), lists and tuples (``array``), dicts (``map``) and the
+extension types of the protocol: a `HandleId` (type 1, 8-byte unsigned id), a `DType` (type
+2, its name), and in a registered graph a `LocalRef` (type 3: the k-th handle the graph
+makes), a `ParamRef` (type 4: its j-th input handle) and a `ValueRef` (type 5: its j-th
+input value), each a 4-byte unsigned index.
+
+`unpack` reads exactly one value spanning the whole frame and raises `WireError` for
+anything else: a truncated or oversized value, trailing bytes, a reserved or unknown type
+byte, an unknown extension, nesting deeper than `MAX_DEPTH`. Arrays are read as tuples.
+Nothing it reads is ever executed: values are data only.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from ..errors import DTypeError, RemoteError
 MAX_DEPTH = 32
 HANDLE_EXT = 1
 DTYPE_EXT = 2
+LOCAL_EXT = 3
+PARAM_EXT = 4
+VALUE_EXT = 5
 
 
 class WireError(RemoteError):
@@ -34,6 +41,32 @@ class HandleId:
     """A tensor handle on the server, named by the id the client gave it."""
 
     id: int
+
+
+@dataclass(frozen=True)
+class LocalRef:
+    """In a registered graph: the `index`-th handle the graph's own tasks make."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """In a registered graph: the `index`-th handle a replay passes in."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class ValueRef:
+    """In a registered graph: the `index`-th value (a fill value) a replay passes in."""
+
+    index: int
+
+
+#: the index references of a registered graph, by their extension types
+_REFS = {LOCAL_EXT: LocalRef, PARAM_EXT: ParamRef, VALUE_EXT: ValueRef}
+_REF_TYPES = {ref: kind for kind, ref in _REFS.items()}
 
 
 def pack(value: Any) -> bytes:
@@ -73,6 +106,8 @@ def _pack(value: Any, out: bytearray, depth: int) -> None:
             _pack(item, out, depth + 1)
     elif isinstance(value, HandleId):
         out += b"\xd7" + bytes([HANDLE_EXT]) + struct.pack(">Q", value.id)
+    elif isinstance(value, (LocalRef, ParamRef, ValueRef)):
+        out += b"\xd6" + bytes([_REF_TYPES[type(value)]]) + struct.pack(">I", value.index)
     elif isinstance(value, DType):
         name = value.name.encode("ascii")
         _pack_length(len(name), out, fix=None, sized=(0xC7, 0xC8, 0xC9))
@@ -212,6 +247,8 @@ class _Reader:
         end = at + 1 + n
         if kind == HANDLE_EXT and n == 8:
             return HandleId(struct.unpack(">Q", body)[0]), end
+        if kind in _REFS and n == 4:
+            return _REFS[kind](struct.unpack(">I", body)[0]), end
         if kind == DTYPE_EXT:
             try:
                 return as_dtype(str(body, "ascii")), end

@@ -8,15 +8,15 @@ import threading
 
 import numpy as np
 import pytest
-from remote_server import ServerProcess
 from websockets.sync.client import connect
 
 import pyburn
 from pyburn import nn, optim
 from pyburn.backends.remote import RemoteBackend
+from pyburn.remote.process import ServerProcess
 from pyburn.remote.protocol import VERSION
 from pyburn.remote.server import Background, Limits, check_binding
-from pyburn.remote.wire import HandleId, pack, unpack
+from pyburn.remote.wire import HandleId, ValueRef, pack, unpack
 
 
 @pytest.fixture(scope="module")
@@ -193,3 +193,31 @@ def test_serving_beyond_this_machine_needs_a_token():
         check_binding("0.0.0.0", None)
     check_binding("0.0.0.0", "t")
     assert HandleId(1) == HandleId(1)
+
+
+def test_a_recurring_batch_is_registered_once_then_replayed_by_id(served):
+    backend = RemoteBackend(served.url)
+    dev = pyburn.devices.Device("remote", 0, backend, address="x")
+    x = pyburn.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3), device=dev)
+    sent, results = [], []
+    for step in range(4):  # the same ops, new handles and a new scalar each time
+        before = backend.bytes_sent
+        y = ((x * (step + 0.5)).exp() @ x.T).tanh().sum(0)
+        results.append(y.numpy())
+        sent.append(backend.bytes_sent - before)
+    local = pyburn.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3), device="cpu")
+    for step, got in enumerate(results):
+        want = ((local * (step + 0.5)).exp() @ local.T).tanh().sum(0).numpy()
+        np.testing.assert_array_equal(got, want)
+    assert sent[2] == sent[3] and sent[3] < sent[0] / 4
+    backend.close()
+
+
+def test_replays_of_unknown_or_malformed_graphs_are_refused(served):
+    answers = _raw(served.url, pack(("replay", 5, (), (), 100)),
+                   pack(("register", 1, (("eval", ()),))),
+                   pack(("register", 1, (("full", ((2,), ValueRef(0), pyburn.float32)),))),
+                   pack(("replay", 1, (), (), 50)), pack(("read", 50, (2,), pyburn.float32)))
+    assert [a[:2] for a in answers[1:3]] == [("error", "protocol")] * 2
+    assert answers[3] is None and answers[4] is None  # registered, replayed: no answers
+    assert answers[5][:2] == ("error", "protocol")  # the replay gave no value for its ValueRef

@@ -1,4 +1,5 @@
-"""A `pyburn serve` subprocess for the tests: on 127.0.0.1, a free port, stopped at the end."""
+"""A `pyburn serve` subprocess on 127.0.0.1 and a free port, stopped at the end (the tests and
+``pyburn bench remote`` serve this way: a server of its own process, as in real use)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 import subprocess
 import sys
 import threading
-from pathlib import Path
+
+from ..errors import RemoteError
 
 #: how long a server may take to start listening (seconds)
 START_SECONDS = 60
@@ -30,18 +32,20 @@ class ServerProcess:
         return f"remote+{self.url}"
 
     def __enter__(self) -> ServerProcess:
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True, env=self.env,
-                                        cwd=Path(__file__).parent.parent)
+        self.process = process = subprocess.Popen(
+            self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.env)
+        assert process.stdout is not None
+        output = process.stdout
         found: list[str] = []
-        reader = threading.Thread(target=lambda: found.append(self.process.stdout.readline()),
-                                  daemon=True)
+        # the first line says where it listens; read on a thread so that the wait is bounded
+        reader = threading.Thread(target=lambda: found.append(output.readline()), daemon=True)
         reader.start()
         reader.join(START_SECONDS)
         match = re.search(r"on (wss?://[\w.]+:\d+)", found[0] if found else "")
         if match is None:
             self.stop()
-            raise RuntimeError(f"pyburn serve did not start: {found}")
+            raise RemoteError(f"pyburn serve did not start within {START_SECONDS} s: {found}")
         self.url = match.group(1)
         return self
 
