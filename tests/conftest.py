@@ -33,9 +33,6 @@ from pyburn.backends import remote, wgpu  # noqa: E402
 from pyburn.remote.process import ServerProcess  # noqa: E402
 
 DEVICES = pyburn.available_devices()
-#: test directories (relative to tests/) run on the unfused wgpu backend and a remote device
-#: as well
-BOTH_WGPU_FORMS = ("conformance", "autodiff", str(Path("nn", "functional")))
 NOFUSION = ([pyburn.device("wgpu_nofusion")]
             if wgpu.unavailable_reason() is None and wgpu.fusion_enabled() else [])
 
@@ -54,8 +51,9 @@ def _remote_devices() -> list[pyburn.Device]:
 
 
 def _devices_for(path: Path) -> list[pyburn.Device]:
-    where = str(path.relative_to(Path(__file__).parent))
-    every = any(where.startswith(suite) for suite in BOTH_WGPU_FORMS)
+    """The suites that check every primitive (`table_coverage.SUITES`) run on the unfused
+    wgpu backend and a remote device as well."""
+    every = table_coverage.recorded_suite(path, Path(__file__).parent) is not None
     return DEVICES + NOFUSION + _remote_devices() if every else DEVICES
 
 

@@ -34,10 +34,15 @@ class Recorder:
 
     def __init__(self) -> None:
         self.seen: set[tuple[str, str]] = set()
+        self._labels: dict[Any, str] = {}  # by device: this runs for every primitive
 
     def primitive(self, out: Any, rule: str, inputs: Any, ctx: Any) -> None:
         """Note that `rule`'s primitive ran on `out`'s device (autodiff or not)."""
-        self.seen.add((label(out.device.plain()), rule))
+        device = out.device
+        name = self._labels.get(device)
+        if name is None:
+            name = self._labels[device] = label(device.plain())
+        self.seen.add((name, rule))
 
 
 def recorded_suite(path: Path, tests_root: Path) -> str | None:

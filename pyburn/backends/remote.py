@@ -243,7 +243,7 @@ class RemoteBackend(Backend):
     def nonzero(self, x: RemoteHandle) -> tuple[RemoteHandle, Shape]:
         """A round trip: the count of nonzero elements is the result's shape."""
         self.flush()
-        (out,) = (RemoteHandle(next(self._ids), self),)
+        out = RemoteHandle(next(self._ids), self)
         shape = self._request(("call", "nonzero", _wire_args((x,)), (out.id,)))[1]
         return out, tuple(shape)
 

@@ -386,7 +386,7 @@ def reduce(gpu: Gpu, op: str, x: GpuTensor, axes: tuple[int, ...]) -> GpuTensor:
         return cast(gpu, x, out_dtype)
     shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
     if math.prod(tuple(x.shape[d] for d in axes)) == 0:
-        return full(gpu, shape, REDUCTIONS[op].identity, out_dtype)
+        return full(gpu, shape, _identity(op, out_dtype), out_dtype)
     out = gpu.empty(shape, out_dtype)
     if out.numel:
         run(gpu, op, Fragment((Read.of("x", x),), "", "x"), x.shape, x.dtype, axes,
