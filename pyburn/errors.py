@@ -18,6 +18,13 @@ class DimError(PyburnError, IndexError):
 class IndexOutOfRange(PyburnError, IndexError):
     """An element index outside the size of the dimension it indexes."""
 
+    @classmethod
+    def at(cls, what: str, bad: int, size: int, note: str = "") -> IndexOutOfRange:
+        """The error for index `bad` of `what`, whose dim has `size` entries; `note` (where
+        it was checked) is added in parentheses."""
+        message = f"{what}: index {bad} is out of range for size {size}"
+        return cls(f"{message} ({note})" if note else message)
+
 
 class DTypeError(PyburnError, TypeError):
     """A dtype that the operation or the device does not support."""

@@ -96,7 +96,7 @@ class Backend:
     #: the methods whose default here is right for most backends (every other one raises
     #: until the backend implements it; `to_bytes` falls back on `to_bytes_async`, which a
     #: backend that can block need not write)
-    DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready"})
+    DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready", "queue_range_check"})
 
     # ---- transfer -------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -118,6 +118,16 @@ class Backend:
         before them (wgpu) returns the list of hooks it settles before every read: the
         tensor layer adds its checks there, to be read with the next read, not now."""
         return None
+
+    def queue_range_check(self, x: Handle, ndim: int, dtype: DType, floor: int, size: int,
+                          what: str, caller: str, ignore: int | None = None) -> bool:
+        """Queue the check that every entry of the index tensor `x` lies in ``[floor, size)``
+        (entries equal to `ignore` aside), to raise IndexOutOfRange naming `what` and
+        `caller` (where the user called it) at the next read, and return True. A backend
+        whose ops run elsewhere checks there (remote: on the server, in order with the ops).
+        False (the default): the tensor layer checks (reading the bounds, or `read_hooks`),
+        or the backend's op does (nll_loss)."""
+        return False
 
     def ready(self, x: Handle) -> Handle:
         """`x` computed: the handle itself on a backend that computes at once; a backend that

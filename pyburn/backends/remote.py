@@ -2,35 +2,39 @@
 ``pyburn.device("remote+ws://127.0.0.1:3000")``.
 
 The client is a backend like the others. Its handles are ids it picks itself, so an op costs
-no round trip: ops are queued and sent in batches, flushed when a read (or a task whose
-result the tensor layer needs at once) comes, or when the batch reaches `BATCH_TASKS` tasks or
-`BATCH_BYTES` bytes. Tensors stay on the server until read; a handle the client drops is
-forgotten there with the next batch. Autodiff runs on the client, as for any device
-(``.autodiff()``). Errors of queued ops surface, as `RemoteError`, at the next read.
-Protocol: ``pyburn/remote/protocol.py`` and docs/remote.md. Needs the `websockets` library
-(``pip install 'pyburn[remote]'``).
+no round trip: queued ops form graphs (`_Batch`), each registered on the server the first
+time it is seen and run by id from then on, and sent as soon as it ends (a training loop's
+ops recur, and so do its graphs). Tensors stay on the server until read; a handle the client
+drops is forgotten there with the next frame. Autodiff runs on the client, as for any device
+(``.autodiff()``). Errors of queued ops, and the range checks of index tensors, surface at
+the next read. Protocol: ``pyburn/remote/protocol.py`` and docs/remote.md. Needs the
+`websockets` library (``pip install 'pyburn[remote]'``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import os
 import ssl
 import threading
 import weakref
+from collections import deque
 from typing import Any
 
 from ..dtypes import DType, as_dtype
-from ..errors import DeviceError, MissingExtraError, RemoteError
+from ..errors import DeviceError, IndexOutOfRange, MissingExtraError, RemoteError
 from ..remote.protocol import TASKS, VERSION
 from ..remote.wire import HandleId, LocalRef, ParamRef, ValueRef, pack, unpack
 from .base import Backend, Registration, Shape
 
-#: a batch is sent once it holds this many tasks or this many bytes of uploads
-BATCH_TASKS = 512
-BATCH_BYTES = 8 << 20
+#: a graph ends where the signatures of its last WINDOW tasks are those of the WINDOW tasks
+#: before it began: a training loop's ops recur, so its graphs do (`_Batch`)
+WINDOW = 8
+#: the most tasks in one graph (a stream of ops that never recurs is cut here)
+GRAPH_TASKS = 512
+#: ... or once its values hold this many bytes (uploads)
+GRAPH_BYTES = 8 << 20
 #: how long the client waits for the server to answer (seconds)
 TIMEOUT = 60.0
 #: the most graphs a client registers (the server allows 4096 per session)
@@ -54,7 +58,7 @@ class RemoteHandle:
 
 
 def _wire_args(args: tuple) -> tuple:
-    """Arguments as the wire carries them: handles as their ids, sequences as tuples."""
+    """Arguments as a "call" carries them: handles as their ids, sequences as tuples."""
     out: list[Any] = []
     for a in args:
         if isinstance(a, RemoteHandle):
@@ -77,39 +81,71 @@ def _runs(ids: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple((first, count) for first, count in runs)
 
 
-def _as_graph(tasks: list[tuple]) -> tuple[tuple, tuple, tuple, int] | None:
-    """A batch as (graph, input handles, input values, first output id): its handles become
-    `LocalRef`s (made by the batch) and `ParamRef`s (passed in), and the fill value of each
-    `full` a `ValueRef` (the tensor layer's scalars: an optimizer's step size changes every
-    step, the graph does not); None for a batch that uploads bytes or whose outputs are not
-    one run of ids (then it is sent as it is)."""
-    first = next((outs[0] for _, _, outs in tasks if outs), None)
-    if first is None:
-        return None
-    local: dict[int, int] = {}
-    params: dict[int, int] = {}
+# In a batch's graph, the references are (tag, index) pairs with these private tags, so that
+# a graph is a tuple of plain values: hashed and compared in C when the client looks it up
+# among those it registered (its `wire` form, with `LocalRef`s and so on, is made once).
+# A float (as its hex form) or bool in a graph is a (tag, value) pair too: 1, 1.0 and True
+# are equal keys, and so are 0.0 and -0.0.
+_LOCAL, _PARAM, _VALUE, _PLAIN = object(), object(), object(), object()
+_REF = {_LOCAL: LocalRef, _PARAM: ParamRef, _VALUE: ValueRef}
 
-    def ref(value: Any) -> Any:
-        if isinstance(value, HandleId):
-            if value.id in local:
-                return LocalRef(local[value.id])
-            return ParamRef(params.setdefault(value.id, len(params)))
-        return tuple(ref(v) for v in value) if isinstance(value, tuple) else value
 
-    graph = []
-    values: list[Any] = []
-    for name, args, outs in tasks:
-        if name == "from_bytes":
-            return None
-        if name == "full" and len(args) == 3:  # (shape, value, dtype)
-            values.append(args[1])
-            args = (args[0], ValueRef(len(values) - 1), args[2])
-        graph.append((name, ref(args)))
-        for i in outs:
-            if i != first + len(local):
-                return None
-            local[i] = len(local)
-    return tuple(graph), tuple(params), tuple(values), first
+class _Batch:
+    """Queued tasks as a graph: the handles they make (ids from `first` on, in order) become
+    local references, the handles they are given the run's `params`, and the arguments that
+    change from run to run (`Task.values`: fill values, random offsets, uploaded bytes, an
+    optimizer's step size) the run's `values`. A training step queues the same graphs
+    every step, with new handles and values. `start` holds the signatures of the tasks
+    queued just before it (see `WINDOW`)."""
+
+    __slots__ = ("first", "start", "tasks", "params", "values", "bytes")
+
+    def __init__(self, first: int, start: tuple[int, ...]):
+        self.first = first
+        self.start = start
+        self.tasks: list[tuple] = []
+        self.params: dict[int, int] = {}
+        self.values: list[Any] = []
+        self.bytes = 0
+
+    def add(self, name: str, args: tuple, values: tuple[int, ...]) -> int:
+        """Queue `name(*args)`, whose arguments at positions `values` travel as values;
+        returns the task's signature (its name and plain arguments, hashed)."""
+        self.tasks.append((name, tuple(self._value(a) if i in values else self._ref(a)
+                                       for i, a in enumerate(args))))
+        return hash((name, *(a for a in args if type(a) is str or type(a) is int)))
+
+    def _value(self, value: Any) -> tuple:
+        self.values.append(value)
+        return (_VALUE, len(self.values) - 1)
+
+    def _ref(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is RemoteHandle:
+            local = value.id - self.first
+            if local >= 0:  # made by this batch
+                return (_LOCAL, local)
+            return (_PARAM, self.params.setdefault(value.id, len(self.params)))
+        if kind is tuple or kind is list:
+            return tuple(self._ref(v) for v in value)
+        if kind is float:  # exact, -0.0 apart from 0.0
+            return (_PLAIN, value.hex())
+        if kind is bool:
+            return (_PLAIN, value)
+        return value
+
+    def wire(self) -> tuple:
+        """The graph as the protocol sends it: references as `LocalRef`s, `ParamRef`s and
+        `ValueRef`s."""
+        def convert(value: Any) -> Any:
+            if type(value) is tuple:
+                if len(value) == 2 and value[0] is _PLAIN:
+                    return float.fromhex(value[1]) if type(value[1]) is str else value[1]
+                if len(value) == 2 and value[0] in _REF:
+                    return _REF[value[0]](value[1])
+                return tuple(convert(v) for v in value)
+            return value
+        return tuple((name, convert(args)) for name, args in self.tasks)
 
 
 class RemoteBackend(Backend):
@@ -131,11 +167,11 @@ class RemoteBackend(Backend):
         # (handles are immutable), so identical weights travel once
         self._uploads: weakref.WeakValueDictionary[tuple, RemoteHandle] = (
             weakref.WeakValueDictionary())
-        self._ids = itertools.count(1)
-        self._graphs: dict[bytes, int] = {}  # registered graphs by their digest
-        self._tasks: list[tuple] = []
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._next_id = 1  # the id of the next handle made
+        self._graphs: dict[tuple, int] = {}  # registered graphs (`_Batch.tasks`) by id
+        self._recent: deque[int] = deque(maxlen=WINDOW)  # the latest tasks' signatures
+        self._batch = _Batch(self._next_id, ())
+        self._lock = threading.RLock()  # one thread at a time queues, sends and reads
         tls = None
         if url.startswith("wss://"):  # the certificate is checked (against $PYBURN_REMOTE_CA
             # where set, else the system's authorities)
@@ -165,58 +201,66 @@ class RemoteBackend(Backend):
             raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
 
     def _request(self, message: Any) -> tuple:
-        """Send `message` and wait for its answer; an error answer raises RemoteError."""
-        self._send(message)
-        try:
-            answer = unpack(self._connection.recv(timeout=TIMEOUT))
-        except TimeoutError:
-            raise RemoteError(f"{self.url} did not answer within {TIMEOUT:.0f} s") from None
-        except RemoteError:
-            raise
-        except Exception as exc:
-            raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
+        """Send `message` and wait for its answer; an error answer raises RemoteError (or
+        IndexOutOfRange, for a range check the server ran for the tensor layer)."""
+        with self._lock:
+            self._send(message)
+            try:
+                answer = unpack(self._connection.recv(timeout=TIMEOUT))
+            except TimeoutError:
+                raise RemoteError(f"{self.url} did not answer within {TIMEOUT:.0f} s") from None
+            except RemoteError:
+                raise
+            except Exception as exc:
+                raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
         if answer[0] == "error":
+            if answer[1] == "index":
+                raise IndexOutOfRange(answer[2])
             raise RemoteError(f"{self.url}: {answer[2]} ({answer[1]})")
         return answer
 
     def flush(self) -> None:
-        """Send the queued tasks (as a replay of a registered graph where this batch has
-        been seen before) and the dropped handles (as runs of consecutive ids)."""
+        """Send the queued tasks (their graph's run) with the handles dropped since the last
+        frame (as runs of consecutive ids)."""
         with self._lock:
-            tasks, self._tasks, self._bytes = self._tasks, [], 0
-            dropped = [self.dropped.pop() for _ in range(len(self.dropped))]
-        if tasks:
-            self._send_batch(tasks)
-        if dropped:
-            self._send(("drop", _runs(dropped)))
+            self._cut()
+            if self.dropped:
+                self._send(("drop", self._drops()))
 
-    def _send_batch(self, tasks: list[tuple]) -> None:
-        """A batch goes as a graph, registered the first time it is seen and replayed by id
-        from then on, with only its inputs, fill values and first output id sent (a
-        training step's batches recur every step); past `MAX_GRAPHS`, as a plain run."""
-        graph = _as_graph(tasks)
-        if graph is None:
-            self._send(("run", tuple(tasks)))
+    def _drops(self) -> tuple[tuple[int, int], ...]:
+        return _runs([self.dropped.pop() for _ in range(len(self.dropped))])
+
+    def _cut(self) -> None:
+        """End the graph being queued and send its run, with the handles dropped so far: the
+        server starts on it while the client queues the next. Its graph is registered the
+        first time it is seen (from then on only its input handles, values and first id
+        travel); past `MAX_GRAPHS`, graph 0 is registered anew each time."""
+        batch = self._batch
+        if not batch.tasks:
             return
-        template, params, values, first = graph
-        key = hashlib.blake2b(pack(template), digest_size=16).digest()
+        self._batch = _Batch(self._next_id, tuple(self._recent))
+        key = tuple(batch.tasks)
         graph_id = self._graphs.get(key)
         if graph_id is None:
-            if len(self._graphs) >= MAX_GRAPHS:
-                self._send(("run", tuple(tasks)))
-                return
-            graph_id = self._graphs[key] = len(self._graphs) + 1
-            self._send(("register", graph_id, template))
-        self._send(("replay", graph_id, params, values, first))
+            graph_id = len(self._graphs) + 1 if len(self._graphs) < MAX_GRAPHS else 0
+            if graph_id:
+                self._graphs[key] = graph_id
+            self._send(("register", graph_id, batch.wire()))
+        self._send(("run", graph_id, tuple(batch.params), tuple(batch.values), batch.first,
+                    self._drops()))
 
     def _queue(self, task: str, args: tuple, size: int = 0) -> tuple[RemoteHandle, ...]:
-        outs = tuple(RemoteHandle(next(self._ids), self) for _ in range(TASKS[task].outputs))
+        spec = TASKS[task]
         with self._lock:
-            self._tasks.append((task, _wire_args(args), tuple(h.id for h in outs)))
-            self._bytes += size
-            full = len(self._tasks) >= BATCH_TASKS or self._bytes >= BATCH_BYTES
-        if full:
-            self.flush()
+            first = self._next_id
+            self._next_id += spec.outputs
+            outs = tuple(RemoteHandle(i, self) for i in range(first, first + spec.outputs))
+            batch = self._batch
+            self._recent.append(batch.add(task, args, spec.values))
+            batch.bytes += size
+            if len(batch.tasks) >= GRAPH_TASKS or batch.bytes >= GRAPH_BYTES or (
+                    len(batch.tasks) >= WINDOW and tuple(self._recent) == batch.start):
+                self._cut()
         return outs
 
     def close(self) -> None:
@@ -237,32 +281,52 @@ class RemoteBackend(Backend):
 
     def to_bytes(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
         """Flush, then read the tensor's bytes back."""
-        self.flush()
-        return self._request(("read", x.id, tuple(shape), dtype))[1]
+        with self._lock:
+            self.flush()
+            return self._request(("read", x.id, tuple(shape), dtype))[1]
 
     def nonzero(self, x: RemoteHandle) -> tuple[RemoteHandle, Shape]:
         """A round trip: the count of nonzero elements is the result's shape."""
-        self.flush()
-        out = RemoteHandle(next(self._ids), self)
-        shape = self._request(("call", "nonzero", _wire_args((x,)), (out.id,)))[1]
+        with self._lock:
+            self.flush()
+            out = RemoteHandle(self._next_id, self)
+            self._next_id += 1
+            self._batch = _Batch(self._next_id, tuple(self._recent))
+            shape = self._request(("call", "nonzero", _wire_args((x,)), (out.id,)))[1]
         return out, tuple(shape)
+
+    def queue_range_check(self, x: RemoteHandle, ndim: int, dtype: DType, floor: int,
+                          size: int, what: str, caller: str, ignore: int | None = None) -> bool:
+        """Checked on the server, in order with the ops: an index out of range answers the
+        next read, as IndexOutOfRange (no round trip now)."""
+        self._queue("check_range", (x, ndim, dtype, floor, size, what, caller, ignore))
+        return True
+
+    def nll_loss(self, *args: Any) -> tuple[RemoteHandle, None]:
+        """``nll_loss`` on the server (queued): a bad target is reported at the next read
+        (the tensor layer queued the targets' range check before)."""
+        return self._queue("nll_loss", args)[0], None
 
 
 def _forwarding(task: str) -> Any:
     """The method that queues `task` on the server."""
-    one = TASKS[task].outputs == 1
+    spec = TASKS[task]
 
     def method(self: RemoteBackend, *args: Any) -> Any:
-        outs = self._queue(task, args)
-        return outs[0] if one else outs
+        outs: tuple = self._queue(task, args)
+        if spec.optional:  # an output the arguments do not ask for is None
+            absent = {k for k, j in spec.optional if args[j] is None or args[j] is False}
+            outs = tuple(None if k in absent else h for k, h in enumerate(outs))
+        return outs[0] if spec.outputs == 1 else outs
 
     method.__name__ = task
     method.__doc__ = f"``{task}`` on the server (queued)."
     return method
 
 
-for _task in TASKS:
-    if _task not in RemoteBackend.__dict__:  # from_bytes and nonzero are written above
+for _task, _spec in TASKS.items():
+    if _task not in RemoteBackend.__dict__ and not _spec.session:  # written above, or the
+        # server's own (check_range)
         setattr(RemoteBackend, _task, _forwarding(_task))
 
 

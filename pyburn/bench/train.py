@@ -28,7 +28,7 @@ from .report import Row, Target
 from .suite import Benchmark
 from .timing import Settings, measure
 
-Step = Callable[[], None]
+Step = Callable[[], object]
 
 BATCH = 64
 QUICK_BATCH = 2
@@ -103,10 +103,12 @@ def pyburn_trainer(kind: str, images: Floats, labels: list[int],
     x = images.tensor(device).to(trainer)
     y = pyburn.tensor(labels, dtype=pyburn.int32, device=trainer)
 
-    def step() -> None:
+    def step() -> pyburn.Tensor:
         optimizer.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
         optimizer.step()
+        return loss
 
     return model, step
 

@@ -1,6 +1,7 @@
 """Range checks of index tensors: `checked_index` raises `IndexOutOfRange` for an index
 outside its dim, at once where reading the index's bounds returns at once (cpu, flex), at the
-next read from a backend whose reads wait for queued work (wgpu: `Backend.read_hooks`)."""
+next read from a backend whose reads wait for queued work (wgpu: `Backend.read_hooks`) and
+from a backend that checks where its ops run (remote: `Backend.queue_range_check`)."""
 
 from __future__ import annotations
 
@@ -24,18 +25,23 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     in ``[-size, size)`` (``[0, size)`` without negatives); raises IndexOutOfRange otherwise.
 
     Where the values are at hand (cpu, flex) the check reads the index's bounds and raises
-    here, before anything runs. On a GPU (wgpu) reading them would wait for all the work
-    queued so far, so the bounds are computed there and read with the next read from that
-    GPU, which raises instead (`_GpuChecks`; docs/api.md, "Indexing")."""
+    here, before anything runs. A remote device checks on its server, in order with the ops,
+    and raises at the next read (`Backend.queue_range_check`). On a GPU (wgpu) reading them
+    would wait for all the work queued so far, so the bounds are computed there and read
+    with the next read from that GPU, which raises instead (`_GpuChecks`; docs/api.md,
+    "Indexing")."""
     if index.numel() == 0:
         return index
     floor = -size if allow_negative else 0
     backend = index.device.backend
     hooks = backend.read_hooks()
-    if hooks is None:  # reading the bounds returns at once
+    if backend.queue_range_check(index._h, index.ndim, index.dtype, floor, size,
+                                 what, call_site()):
+        wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
+    elif hooks is None:  # reading the bounds returns at once
         low, high = index.amin().item(), index.amax().item()
         if low < floor or high >= size:
-            raise IndexOutOfRange(_out_of_range(what, low if low < floor else high, size))
+            raise IndexOutOfRange.at(what, low if low < floor else high, size)
         wrap_negatives = low < 0
     else:
         _GpuChecks.of(backend, hooks).add(index, floor, size, what)
@@ -43,10 +49,6 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
     return index
-
-
-def _out_of_range(what: str, bad: int, size: int) -> str:
-    return f"{what}: index {bad} is out of range for size {size}"
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class _Check:
     caller: str
 
 
-def _caller() -> str:
+def call_site() -> str:
     """The outermost pyburn function on the stack and the line of user code that called it:
     where a deferred error was caused (`cross_entropy() at train.py:93`)."""
     frame, name = sys._getframe(1), "?"
@@ -111,7 +113,7 @@ class _GpuChecks:
         if any(h is index._h and (low, n) == (floor, size) for h, low, n in self.recent):
             return
         self.recent.append((index._h, floor, size))
-        check = _Check(what, size, _caller())
+        check = _Check(what, size, call_site())
         if check not in self.numbers:
             self.numbers[check] = len(self.checks)
             self.checks.append(check)
@@ -176,6 +178,5 @@ class _GpuChecks:
         number, bad = buffer.unpack(data, int32)
         if number >= 0:
             check = self.checks[number]
-            raise IndexOutOfRange(f"{_out_of_range(check.what, bad, check.size)} (in "
-                                  f"{check.caller}; checked on the GPU, reported at the next "
-                                  "read)")
+            raise IndexOutOfRange.at(check.what, bad, check.size, f"in {check.caller}; checked "
+                                     "on the GPU, reported at the next read")

@@ -18,9 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from .. import buffer
 from ..devices import Device
 from ..devices import device as as_device
-from ..errors import ArgumentError, MissingExtraError
+from ..dtypes import DType, bool_
+from ..errors import ArgumentError, IndexOutOfRange, MissingExtraError
+from ..ops.capability import CAPABILITIES
 from .protocol import TASKS, VERSION
 from .wire import HandleId, LocalRef, ParamRef, ValueRef, WireError, pack, unpack
 
@@ -46,76 +49,241 @@ class SessionError(Exception):
         self.kind = kind
 
 
+class _Run:
+    """What one run of a graph binds its references to: the ids its tasks' handles get (from
+    `first` on), its input handles' ids (`params`) and its `values`."""
+
+    __slots__ = ("handles", "first", "params", "values")
+
+    def __init__(self, handles: dict[int, Any], first: int, params: tuple, values: tuple):
+        self.handles, self.first, self.params, self.values = handles, first, params, values
+
+    def handle(self, ident: int) -> Any:
+        """The handle under `ident`."""
+        found = self.handles.get(ident)
+        if found is None:
+            raise SessionError("task", f"no tensor {ident} in this session (a task that made it "
+                                       "failed, or it was dropped)")
+        return found
+
+    def param(self, j: int) -> Any:
+        """The handle of the `j`-th input."""
+        if j >= len(self.params):
+            raise SessionError("protocol", f"a graph's ParamRef {j}, of {len(self.params)}")
+        return self.handle(self.params[j])
+
+    def value(self, j: int) -> Any:
+        """The `j`-th input value."""
+        if j >= len(self.values):
+            raise SessionError("protocol", f"a graph's ValueRef {j}, of {len(self.values)}")
+        return self.values[j]
+
+
+Binder = Callable[[_Run], Any]
+
+
+def _binder(value: Any, graph_id: int) -> Binder | None:
+    """What `value`, an argument in a registered graph, is in a run: a function of the run,
+    or None for a value that stands for itself."""
+    if isinstance(value, LocalRef):
+        k = value.index
+        return lambda run: run.handle(run.first + k)
+    if isinstance(value, ParamRef):
+        j = value.index
+        return lambda run: run.param(j)
+    if isinstance(value, ValueRef):
+        j = value.index
+        return lambda run: run.value(j)
+    if isinstance(value, HandleId):
+        raise SessionError("protocol", f"graph {graph_id} names a handle by id: a graph "
+                                       "refers to handles by LocalRef and ParamRef")
+    if isinstance(value, tuple):
+        parts = [(_binder(v, graph_id), v) for v in value]
+        if all(bind is None for bind, _ in parts):
+            return None
+        return lambda run: tuple(v if bind is None else bind(run) for bind, v in parts)
+    return None
+
+
+#: how a top-level argument of a task in a graph is bound in a run (`_Step.slots`)
+_LOCAL, _PARAM, _VALUE, _NESTED = range(4)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One task of a registered graph: its name, the function that runs it, how many handles
+    it makes, and its arguments: `args` as registered, with the references among them at
+    `slots`, each (position, kind, index, or for a sequence holding references its
+    binder)."""
+
+    name: str
+    method: Callable[..., Any]
+    outputs: int
+    args: tuple
+    slots: tuple[tuple[int, int, Any], ...]
+
+    @classmethod
+    def compile(cls, name: str, method: Callable[..., Any], outputs: int, args: tuple,
+                graph_id: int) -> _Step:
+        """The step of task `name` with the registered `args`."""
+        slots = []
+        for pos, arg in enumerate(args):
+            for ref, kind in ((LocalRef, _LOCAL), (ParamRef, _PARAM), (ValueRef, _VALUE)):
+                if isinstance(arg, ref):
+                    slots.append((pos, kind, arg.index))
+                    break
+            else:
+                bind = _binder(arg, graph_id)
+                if bind is not None:
+                    slots.append((pos, _NESTED, bind))
+        return cls(name, method, outputs, args, tuple(slots))
+
+    def bind(self, run: _Run) -> tuple | list:
+        """The arguments in `run`; KeyError for a handle the session lacks, IndexError for a
+        reference past what the run passes in."""
+        if not self.slots:
+            return self.args
+        args = list(self.args)
+        handles, first, params, values = run.handles, run.first, run.params, run.values
+        for pos, kind, j in self.slots:
+            if kind == _LOCAL:
+                args[pos] = handles[first + j]
+            elif kind == _PARAM:
+                args[pos] = handles[params[j]]
+            elif kind == _VALUE:
+                args[pos] = values[j]
+            else:
+                args[pos] = j(run)
+        return args
+
+
 class Session:
-    """One client's tensors on the served device, and the first failure of its queued tasks
-    not yet reported."""
+    """One client's tensors on the served device, its registered graphs, and the first
+    failure of its queued tasks not yet reported."""
 
     def __init__(self, backend: Any, limits: Limits):
         self.backend = backend
         self.limits = limits
         self.handles: dict[int, Any] = {}
-        self.graphs: dict[int, tuple] = {}
+        self.graphs: dict[int, tuple[_Step, ...]] = {}
         self.failure: SessionError | None = None
 
-    def run(self, tasks: Any) -> None:
-        """Run a batch in order; the first failure is kept for the next request."""
-        if not isinstance(tasks, tuple):
-            raise SessionError("protocol", "a run message carries a list of tasks")
-        for entry in tasks:
-            try:
-                self.execute(entry)
-            except SessionError as exc:
-                self.failure = self.failure or exc
-
-    def register(self, graph_id: Any, graph: Any) -> None:
-        """Keep `graph` (tasks whose handles are `LocalRef`s and `ParamRef`s) for replays."""
-        if not (isinstance(graph_id, int) and isinstance(graph, tuple) and all(
-                isinstance(t, tuple) and len(t) == 2 and t[0] in TASKS
-                and isinstance(t[1], tuple) for t in graph)):
+    def register(self, graph_id: Any, tasks: Any) -> None:
+        """Keep the graph `tasks` (``(task, args)`` pairs whose handles are `LocalRef`s and
+        `ParamRef`s) under `graph_id`, compiled for its runs."""
+        if not (isinstance(graph_id, int) and isinstance(tasks, tuple) and all(
+                isinstance(t, tuple) and len(t) == 2 and isinstance(t[0], str)
+                and isinstance(t[1], tuple) for t in tasks)):
             raise SessionError("protocol", "register takes (id, ((task, args), ...))")
         if graph_id not in self.graphs and len(self.graphs) >= self.limits.graphs:
             raise SessionError("limit", f"the session registered {self.limits.graphs} graphs, "
                                         "the most a session may")
-        self.graphs[graph_id] = graph
+        steps = []
+        for name, args in tasks:
+            task = TASKS.get(name)
+            if task is None:
+                raise SessionError("protocol", f"unknown task {name!r} in graph {graph_id}")
+            method = getattr(self if task.session else self.backend, name)
+            steps.append(_Step.compile(name, method, task.outputs, args, graph_id))
+        self.graphs[graph_id] = tuple(steps)
 
-    def replay(self, graph_id: Any, params: Any, values: Any, first: Any) -> None:
-        """Run registered graph `graph_id` on the handles `params` and the fill `values`, its
-        outputs kept under the ids from `first` on, in order; a failure is kept, as for a
-        run."""
-        graph = self.graphs.get(graph_id)
-        if graph is None or not isinstance(params, tuple) or not isinstance(
-                values, tuple) or not isinstance(first, int):
-            raise SessionError("protocol", f"replay of graph {graph_id!r}, which is not "
-                                           "registered (or malformed arguments)")
-        made: list[int] = []
-
-        def bind(value: Any) -> Any:
-            for ref, pool in ((LocalRef, made), (ParamRef, params), (ValueRef, values)):
-                if isinstance(value, ref):
-                    if value.index >= len(pool):
-                        raise SessionError("protocol", f"graph {graph_id} refers to "
-                                                       f"{ref.__name__} {value.index}, of "
-                                                       f"{len(pool)}")
-                    found = pool[value.index]
-                    return found if ref is ValueRef else HandleId(found)
-            return tuple(bind(v) for v in value) if isinstance(value, tuple) else value
-
-        for name, args in graph:
-            outs = tuple(range(first + len(made), first + len(made) + TASKS[name].outputs))
+    def run(self, graph_id: Any, params: Any, values: Any, first: Any) -> None:
+        """Run registered graph `graph_id` on the handles `params` and the `values`, its
+        handles kept under the ids from `first` on; the first failure is kept for the next
+        request (later tasks fail on the handles it did not make)."""
+        steps = self.graphs.get(graph_id)
+        if steps is None or not (isinstance(params, tuple) and isinstance(values, tuple)
+                                 and isinstance(first, int)):
+            raise SessionError("protocol", f"run of graph {graph_id!r}, which is not registered "
+                                           "(or malformed arguments)")
+        run = _Run(self.handles, first, params, values)
+        handles, most = self.handles, self.limits.handles
+        ident = first
+        for step in steps:
             try:
-                self.execute((name, bind(args), outs))
-            except SessionError as exc:  # later tasks fail on the handles it did not make
+                args = step.bind(run)
+            except KeyError as exc:  # a task that made it failed, or it was dropped
+                self.failure = self.failure or SessionError(
+                    "task", f"{step.name}: no tensor {exc.args[0]} in this session (a task "
+                            "that made it failed, or it was dropped)")
+            except (IndexError, TypeError):
+                self.failure = self.failure or SessionError(
+                    "protocol", f"run of graph {graph_id}: {step.name} refers past the "
+                                f"{len(params)} handles and {len(values)} values it was given")
+            except SessionError as exc:
                 self.failure = self.failure or exc
-            made.extend(outs)
+            else:
+                try:
+                    if len(handles) + step.outputs > most:
+                        raise SessionError("limit", f"the session holds {len(handles)} "
+                                                    f"tensors, the most a session may ({most})")
+                    produced = step.method(*args)
+                    if step.outputs == 1:
+                        handles[ident] = produced
+                    elif step.outputs:
+                        for offset, handle in enumerate(produced):
+                            if handle is not None:  # an optional output not asked for
+                                handles[ident + offset] = handle
+                except SessionError as exc:
+                    self.failure = self.failure or exc
+                except Exception as exc:  # the backend refused the arguments: report, go on
+                    self.failure = self.failure or _task_error(step.name, exc)
+            ident += step.outputs
+
+    def drop(self, drops: Any) -> None:
+        """Forget the handles of ``(first id, count)`` runs."""
+        if not isinstance(drops, tuple):
+            raise SessionError("protocol", "drop takes ((first id, count), ...)")
+        for span in drops:
+            if not (isinstance(span, tuple) and len(span) == 2
+                    and all(isinstance(v, int) for v in span)):
+                raise SessionError("protocol", "drop takes ((first id, count), ...)")
+            start, count = span
+            # a long run is walked over what the session holds, never over the count
+            ids = (range(start, start + count) if count <= len(self.handles) else
+                   [i for i in self.handles if start <= i < start + count])
+            for i in ids:
+                self.handles.pop(i, None)
+
+    def check_range(self, index: Any, ndim: Any, dtype: Any, floor: Any, size: Any, what: Any,
+                    caller: Any, ignore: Any) -> None:
+        """Raise an "index" error unless every entry of `index` but those equal to `ignore`
+        (None: all) lies in ``[floor, size)`` (the client's `Backend.queue_range_check`, run
+        here in order with the ops)."""
+        if not (isinstance(ndim, int) and isinstance(dtype, DType) and isinstance(floor, int)
+                and isinstance(size, int) and isinstance(what, str) and isinstance(caller, str)
+                and (ignore is None or isinstance(ignore, int))):
+            raise SessionError("protocol", "check_range takes (index, ndim, dtype, floor, size, "
+                                           "what, caller, ignore)")
+        be, axes = self.backend, tuple(range(ndim))
+        if ignore is not None:  # the ignored entries count as `floor`
+            kept = be.binary("ne", index, be.full((), ignore, dtype), bool_)
+            index = be.where(kept, index, be.full((), floor, dtype))
+        low, high = (buffer.unpack(be.to_bytes(be.reduce(op, index, axes), (), dtype), dtype)[0]
+                     for op in ("min", "max"))
+        if low < floor or high >= size:
+            error = IndexOutOfRange.at(what, low if low < floor else high, size,
+                                       f"in {caller}; checked on the server, reported at the "
+                                       "next read")
+            raise SessionError("index", str(error))
+
+    def nll_loss(self, *args: Any) -> Any:
+        """The backend's nll_loss; a target out of range is an "index" error (the client
+        checked the targets before, so that check's error comes first)."""
+        handle, bad = self.backend.nll_loss(*args)
+        if bad is not None:
+            raise SessionError("index", f"nll_loss: a target is out of range (target {bad})")
+        return handle
 
     def execute(self, entry: Any) -> Any:
-        """Run one ``(task, args, outs)``; returns the task's value, where it has one."""
+        """Run one ``(task, args, outs)`` whose args hold `HandleId`s; returns the task's
+        value, where it has one."""
         if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
                 and isinstance(entry[1], tuple) and isinstance(entry[2], tuple)):
             raise SessionError("protocol", "a task is (name, args, outs)")
         name, args, outs = entry
         task = TASKS.get(name)
-        if task is None:
+        if task is None or task.session:
             raise SessionError("protocol", f"unknown task {name!r}")
         if len(outs) != task.outputs or not all(isinstance(i, int) for i in outs):
             raise SessionError("protocol", f"{name} gives {task.outputs} handles, got ids {outs}")
@@ -127,7 +295,7 @@ class Session:
         except SessionError:
             raise
         except Exception as exc:  # the backend refused the arguments: report, keep serving
-            raise SessionError("task", f"{name}: {type(exc).__name__}: {exc}") from None
+            raise _task_error(name, exc) from None
         handles = produced if task.outputs > 1 else (produced,)
         value = None
         if task.value:
@@ -151,26 +319,15 @@ class Session:
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise SessionError("protocol", "a message is a list whose first item is its kind")
         kind, body = message[0], message[1:]
-        if kind == "run" and len(body) == 1:
-            self.run(body[0])
+        if kind == "run" and len(body) == 5:
+            self.run(*body[:4])
+            self.drop(body[4])
             return None
         if kind == "register" and len(body) == 2:
             self.register(*body)
             return None
-        if kind == "replay" and len(body) == 4:
-            self.replay(*body)
-            return None
-        if kind == "drop" and len(body) == 1 and isinstance(body[0], tuple):
-            for span in body[0]:  # (first id, count) runs
-                if not (isinstance(span, tuple) and len(span) == 2
-                        and all(isinstance(v, int) for v in span)):
-                    raise SessionError("protocol", "drop takes ((first id, count), ...)")
-                start, count = span
-                # a long run is walked over what the session holds, never over the count
-                ids = (range(start, start + count) if count <= len(self.handles) else
-                       [i for i in self.handles if start <= i < start + count])
-                for i in ids:
-                    self.handles.pop(i, None)
+        if kind == "drop" and len(body) == 1:
+            self.drop(body[0])
             return None
         if self.failure is not None:  # a queued task failed: this request answers for it
             failure, self.failure = self.failure, None
@@ -183,10 +340,14 @@ class Session:
             try:
                 return pack(("data", self.backend.to_bytes(handle, shape, dtype)))
             except Exception as exc:
-                raise SessionError("task", f"read: {type(exc).__name__}: {exc}") from None
+                raise _task_error("read", exc) from None
         if kind == "call" and len(body) == 3:
             return pack(("result", self.execute(tuple(body))))
         raise SessionError("protocol", f"unknown request {kind!r} with {len(body)} items")
+
+
+def _task_error(name: str, exc: Exception) -> SessionError:
+    return SessionError("task", f"{name}: {type(exc).__name__}: {exc}")
 
 
 def _error(kind: str, message: str) -> bytes:
@@ -217,10 +378,13 @@ class Server:
         return sum(len(s.handles) for s in list(self.open))
 
     def welcome(self) -> bytes:
-        """The answer to a good hello: what the client's backend announces."""
+        """The answer to a good hello: what the client's backend announces (the served
+        backend's dtypes, optional dtypes and the capabilities whose methods are tasks)."""
         backend = self.device.backend
         dtypes = tuple(sorted(d.name for d in backend.dtypes))
-        flags = tuple(sorted(c for c in backend.caps if c in ("float16", "float64", "int64")))
+        flags = tuple(sorted(c for c in backend.caps if c in ("float16", "float64", "int64")
+                             or c in CAPABILITIES and all(m in TASKS
+                                                          for m in CAPABILITIES[c].methods)))
         return pack(("welcome", VERSION, backend.name, dtypes, flags))
 
     def check_hello(self, message: Any) -> None:

@@ -122,7 +122,8 @@ def _raw(url: str, *frames: bytes) -> list:
                 answers.append(unpack(ws.recv(timeout=1)))
             except TimeoutError:
                 answers.append(None)
-        ws.send(pack(("run", (("full", ((2,), 1.5, pyburn.float32), (1,)),))))
+        ws.send(pack(("register", 1, (("full", ((2,), ValueRef(0), pyburn.float32)),))))
+        ws.send(pack(("run", 1, (), (1.5,), 1, ())))
         ws.send(pack(("read", 1, (2,), pyburn.float32)))
         answers.append(unpack(ws.recv(timeout=10)))
     return answers
@@ -213,11 +214,11 @@ def test_a_recurring_batch_is_registered_once_then_replayed_by_id(served):
     backend.close()
 
 
-def test_replays_of_unknown_or_malformed_graphs_are_refused(served):
-    answers = _raw(served.url, pack(("replay", 5, (), (), 100)),
+def test_runs_of_unknown_or_malformed_graphs_are_refused(served):
+    answers = _raw(served.url, pack(("run", 5, (), (), 100, ())),
                    pack(("register", 1, (("eval", ()),))),
-                   pack(("register", 1, (("full", ((2,), ValueRef(0), pyburn.float32)),))),
-                   pack(("replay", 1, (), (), 50)), pack(("read", 50, (2,), pyburn.float32)))
+                   pack(("register", 2, (("full", ((2,), ValueRef(0), pyburn.float32)),))),
+                   pack(("run", 2, (), (), 50, ())), pack(("read", 50, (2,), pyburn.float32)))
     assert [a[:2] for a in answers[1:3]] == [("error", "protocol")] * 2
-    assert answers[3] is None and answers[4] is None  # registered, replayed: no answers
-    assert answers[5][:2] == ("error", "protocol")  # the replay gave no value for its ValueRef
+    assert answers[3] is None and answers[4] is None  # registered, run: no answers
+    assert answers[5][:2] == ("error", "protocol")  # the run gave no value for its ValueRef

@@ -9,6 +9,7 @@ from ..._tensor import Tensor, result
 from ...errors import IndexOutOfRange
 from ...tape import Grads
 from ..creation import full_like
+from ..index_checks import call_site
 from ..math_ops import where
 from .record import Capability, Ints
 
@@ -19,9 +20,13 @@ def nll_loss(logp: Tensor, target: Tensor, axis: int, weight: Tensor | None, ign
     log-probabilities `logp` (see "nll_loss" above); a target out of range raises
     IndexOutOfRange naming `op`. `weight` must not require grad (it gets no gradient)."""
     inputs = (logp, target) if weight is None else (logp, target, weight)
-    handle, bad = logp.device.backend.nll_loss(logp._h, target._h, axis,
-                                               None if weight is None else weight._h,
-                                               ignore_index, reduction)
+    backend = logp.device.backend
+    # a backend that checks where its ops run (remote) checks the targets there, in order
+    backend.queue_range_check(target._h, target.ndim, target.dtype, 0, logp.shape[axis],
+                              op, call_site(), ignore=ignore_index)
+    handle, bad = backend.nll_loss(logp._h, target._h, axis,
+                                   None if weight is None else weight._h, ignore_index,
+                                   reduction)
     if bad is not None:
         raise IndexOutOfRange(f"{op}: a target is out of range for {logp.shape[axis]} classes "
                               f"(target {bad})")
