@@ -28,9 +28,13 @@ from ..remote.protocol import TASKS, VERSION
 from ..remote.wire import HandleId, LocalRef, ParamRef, ValueRef, pack, unpack
 from .base import Backend, Registration, Shape
 
-#: a graph ends where the signatures of its last WINDOW tasks are those of the WINDOW tasks
-#: before it began: a training loop's ops recur, so its graphs do (`_Batch`)
+#: where a graph ends: once it holds MIN_TASKS tasks, where the signatures of its last WINDOW
+#: tasks are those of the WINDOW tasks before it began (the op stream has come round: a
+#: training loop's ops recur every step, and so do its graphs, each a whole number of
+#: steps); or, while those have not come round (it began outside the loop), where the last
+#: WINDOW repeat any WINDOW it met (`RemoteBackend._queue`)
 WINDOW = 8
+MIN_TASKS = 32
 #: the most tasks in one graph (a stream of ops that never recurs is cut here)
 GRAPH_TASKS = 512
 #: ... or once its values hold this many bytes (uploads)
@@ -95,14 +99,17 @@ class _Batch:
     local references, the handles they are given the run's `params`, and the arguments that
     change from run to run (`Task.values`: fill values, random offsets, uploaded bytes, an
     optimizer's step size) the run's `values`. A training step queues the same graphs
-    every step, with new handles and values. `start` holds the signatures of the tasks
-    queued just before it (see `WINDOW`)."""
+    every step, with new handles and values. `start` holds the signatures of the WINDOW
+    tasks just before it, `recurred` whether they came round since, and `seen` the windows
+    of signatures it met (see `WINDOW`)."""
 
-    __slots__ = ("first", "start", "tasks", "params", "values", "bytes")
+    __slots__ = ("first", "start", "recurred", "seen", "tasks", "params", "values", "bytes")
 
     def __init__(self, first: int, start: tuple[int, ...]):
         self.first = first
-        self.start = start
+        self.start = start if len(start) == WINDOW else None
+        self.recurred = False
+        self.seen: set[tuple[int, ...]] = set()
         self.tasks: list[tuple] = []
         self.params: dict[int, int] = {}
         self.values: list[Any] = []
@@ -113,7 +120,21 @@ class _Batch:
         returns the task's signature (its name and plain arguments, hashed)."""
         self.tasks.append((name, tuple(self._value(a) if i in values else self._ref(a)
                                        for i, a in enumerate(args))))
-        return hash((name, *(a for a in args if type(a) is str or type(a) is int)))
+        return hash((name, *(a for i, a in enumerate(args)
+                             if (type(a) is str or type(a) is int) and i not in values)))
+
+    def ends_at(self, window: tuple[int, ...]) -> bool:
+        """Whether the graph ends after its latest task, `window` the signatures of the
+        latest WINDOW tasks (see `WINDOW`)."""
+        if window == self.start:
+            self.recurred = True
+            return len(self.tasks) >= MIN_TASKS
+        if self.recurred or len(window) < WINDOW:
+            return False
+        if len(self.tasks) >= MIN_TASKS and window in self.seen:
+            return True
+        self.seen.add(window)
+        return False
 
     def _value(self, value: Any) -> tuple:
         self.values.append(value)
@@ -258,8 +279,8 @@ class RemoteBackend(Backend):
             batch = self._batch
             self._recent.append(batch.add(task, args, spec.values))
             batch.bytes += size
-            if len(batch.tasks) >= GRAPH_TASKS or batch.bytes >= GRAPH_BYTES or (
-                    len(batch.tasks) >= WINDOW and tuple(self._recent) == batch.start):
+            if batch.ends_at(tuple(self._recent)) or len(batch.tasks) >= GRAPH_TASKS or \
+                    batch.bytes >= GRAPH_BYTES:
                 self._cut()
         return outs
 
@@ -278,6 +299,11 @@ class RemoteBackend(Backend):
             found = self._uploads[key] = self._queue("from_bytes", (data, key[1], dtype),
                                                      len(data))[0]
         return found
+
+    def storage(self, x: RemoteHandle) -> tuple[object, int]:
+        """The handle itself and 0 bytes: a remote tensor's memory is its server's, which
+        counts it."""
+        return x, 0
 
     def to_bytes(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
         """Flush, then read the tensor's bytes back."""

@@ -68,7 +68,8 @@ def measure_remote(settings: Settings) -> list[Row]:
     batch = QUICK_BATCH if settings.quick else BATCH
     images, labels = Floats.random((batch, 1, 28, 28), seed=1), labels_for(batch)
     rows = []
-    with ServerProcess("cpu") as server:
+    # one BLAS thread on the server: the client, on this same machine, needs a core too
+    with ServerProcess("cpu", "--cpu-threads", "1") as server:
         served, local = pyburn.device(server.address), pyburn.device("cpu")
         cases = (("round trip: (x + 1).item(), 1 element", "us", _round_trip,
                   lambda seconds: seconds * 1e6, None),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import re
 import ssl
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 
 from ..devices import device as as_device
 from ..errors import ArgumentError
+from .server import Limits
 
 _EPILOG = """examples:
   pyburn serve --device cpu                   serve numpy on ws://127.0.0.1:3000
@@ -18,6 +21,20 @@ _EPILOG = """examples:
   pyburn serve --host 0.0.0.0 --token-file T  serve the network; clients set
                                               PYBURN_REMOTE_TOKEN to T's contents
 client side: pyburn.device("remote+ws://127.0.0.1:3000") (docs/remote.md)"""
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+def byte_count(text: str) -> int:
+    """A size such as ``4GiB``, ``512MB`` or ``1048576`` in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size: write it as 4GiB, 512MB or a "
+                                         "count of bytes")
+    return int(float(match.group(1)) * _UNITS[unit])
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -39,6 +56,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="a file holding the token clients must present")
     parser.add_argument("--max-sessions", type=int, default=64, metavar="N",
                         help="the most sessions open at once (default 64)")
+    parser.add_argument("--max-memory", type=byte_count, default=Limits().memory_bytes,
+                        metavar="SIZE", help="the most tensor memory one session holds, "
+                        "e.g. 512MiB or 8GB (default 4GiB)")
+    parser.add_argument("--cpu-threads", type=int, metavar="N",
+                        help="the threads numpy's BLAS runs a cpu device's products on "
+                        "(default: its own choice, about one per core); 1 leaves the other "
+                        "cores to clients on the same machine")
     parser.add_argument("--tls-cert", type=Path, metavar="CERT",
                         help="serve wss:// with this certificate chain (PEM)")
     parser.add_argument("--tls-key", type=Path, metavar="KEY", help="its private key (PEM)")
@@ -47,7 +71,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import Server, check_binding  # import time: websockets loads only to serve
+    from .server import Server, check_binding  # websockets loads only to serve
 
     token = args.token_file.read_text().strip() if args.token_file else None
     if args.token_file and not token:
@@ -59,8 +83,16 @@ def _serve(args: argparse.Namespace) -> int:
             raise ArgumentError("TLS needs both --tls-cert and --tls-key")
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(args.tls_cert, args.tls_key)
+    if args.cpu_threads is not None:
+        if args.cpu_threads < 1:
+            raise ArgumentError(f"--cpu-threads takes a count of 1 or more, not "
+                                f"{args.cpu_threads}")
+        # read by the BLAS libraries when numpy loads, which serving the device does next
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = str(args.cpu_threads)
     served = as_device(args.device)
-    server = Server(served, token=token, max_sessions=args.max_sessions)
+    server = Server(served, token=token, max_sessions=args.max_sessions,
+                    limits=Limits(memory_bytes=args.max_memory))
     scheme = "wss" if tls else "ws"
 
     def ready(port: int) -> None:

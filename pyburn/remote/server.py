@@ -30,13 +30,18 @@ from .wire import HandleId, LocalRef, ParamRef, ValueRef, WireError, pack, unpac
 
 @dataclass(frozen=True)
 class Limits:
-    """What one session may use: the largest frame (bytes), the most tensors it holds at once,
-    the most graphs it registers, and how long it may stay silent (seconds) before the server
+    """What one session may use: the bytes of tensor memory it holds, the largest frame
+    (bytes), the most tensors it holds at once, the most graphs it registers and tasks in
+    one graph, the most frames received and not yet run (with the tasks per graph, this
+    bounds its pending ops), and how long it may stay silent (seconds) before the server
     closes it."""
 
+    memory_bytes: int = 4 << 30
     frame_bytes: int = 256 << 20
     handles: int = 1 << 20
     graphs: int = 4096
+    graph_tasks: int = 4096
+    queued_frames: int = 16
     idle_seconds: float = 600.0
     hello_seconds: float = 10.0
 
@@ -167,6 +172,47 @@ class Session:
         self.handles: dict[int, Any] = {}
         self.graphs: dict[int, tuple[_Step, ...]] = {}
         self.failure: SessionError | None = None
+        #: bytes of the buffers the session's tensors hold (each buffer counted once)
+        self.memory = 0
+        self._storage_of: dict[int, int] = {}  # handle id -> id of its buffer
+        self._buffers: dict[int, list[int]] = {}  # id of a buffer -> [bytes, handles on it]
+
+    def keep(self, ident: int, handle: Any) -> None:
+        """Hold `handle` under `ident`, counting its buffer; a "limit" error, and nothing
+        kept, if that would take the session past its memory limit."""
+        buffer_of, size = self.backend.storage(handle)
+        key = id(buffer_of)
+        entry = self._buffers.get(key)
+        if entry is None:
+            if self.memory + size > self.limits.memory_bytes:
+                raise SessionError("limit", f"the session would hold {self.memory + size:,} "
+                                            "bytes of tensor memory, past its limit of "
+                                            f"{self.limits.memory_bytes:,}")
+            entry = self._buffers[key] = [size, 0]
+            self.memory += size
+        if ident in self.handles:
+            self.forget(ident)
+        entry[1] += 1
+        self.handles[ident] = handle
+        self._storage_of[ident] = key
+
+    def forget(self, ident: int) -> None:
+        """Let go of the handle under `ident` (if held), and of its buffer with the last."""
+        if self.handles.pop(ident, None) is None:
+            return
+        key = self._storage_of.pop(ident)
+        entry = self._buffers[key]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._buffers[key]
+            self.memory -= entry[0]
+
+    def close(self) -> None:
+        """Let go of every tensor."""
+        self.handles.clear()
+        self._storage_of.clear()
+        self._buffers.clear()
+        self.memory = 0
 
     def register(self, graph_id: Any, tasks: Any) -> None:
         """Keep the graph `tasks` (``(task, args)`` pairs whose handles are `LocalRef`s and
@@ -178,6 +224,9 @@ class Session:
         if graph_id not in self.graphs and len(self.graphs) >= self.limits.graphs:
             raise SessionError("limit", f"the session registered {self.limits.graphs} graphs, "
                                         "the most a session may")
+        if len(tasks) > self.limits.graph_tasks:
+            raise SessionError("limit", f"a graph of {len(tasks)} tasks; a session's graphs hold "
+                                        f"at most {self.limits.graph_tasks}")
         steps = []
         for name, args in tasks:
             task = TASKS.get(name)
@@ -219,11 +268,11 @@ class Session:
                                                     f"tensors, the most a session may ({most})")
                     produced = step.method(*args)
                     if step.outputs == 1:
-                        handles[ident] = produced
+                        self.keep(ident, produced)
                     elif step.outputs:
                         for offset, handle in enumerate(produced):
                             if handle is not None:  # an optional output not asked for
-                                handles[ident + offset] = handle
+                                self.keep(ident + offset, handle)
                 except SessionError as exc:
                     self.failure = self.failure or exc
                 except Exception as exc:  # the backend refused the arguments: report, go on
@@ -243,7 +292,7 @@ class Session:
             ids = (range(start, start + count) if count <= len(self.handles) else
                    [i for i in self.handles if start <= i < start + count])
             for i in ids:
-                self.handles.pop(i, None)
+                self.forget(i)
 
     def check_range(self, index: Any, ndim: Any, dtype: Any, floor: Any, size: Any, what: Any,
                     caller: Any, ignore: Any) -> None:
@@ -301,7 +350,7 @@ class Session:
         if task.value:
             handles, value = (produced[0],), produced[1]
         for i, handle in zip(outs, handles):
-            self.handles[i] = handle
+            self.keep(i, handle)
         return value
 
     def _resolve(self, value: Any) -> Any:
@@ -377,6 +426,11 @@ class Server:
         """How many tensors the open sessions hold."""
         return sum(len(s.handles) for s in list(self.open))
 
+    @property
+    def memory(self) -> int:
+        """Bytes of tensor memory the open sessions hold."""
+        return sum(s.memory for s in list(self.open))
+
     def welcome(self) -> bytes:
         """The answer to a good hello: what the client's backend announces (the served
         backend's dtypes, optional dtypes and the capabilities whose methods are tasks)."""
@@ -430,7 +484,7 @@ class Server:
             pass
         finally:
             self.open.discard(session)
-            await loop.run_in_executor(self._worker, session.handles.clear)
+            await loop.run_in_executor(self._worker, session.close)
 
     async def serve(self, host: str, port: int, ready: Callable[[int], None] | None = None,
                     stop: asyncio.Event | None = None, tls: ssl.SSLContext | None = None) -> None:
@@ -442,7 +496,8 @@ class Server:
             raise MissingExtraError("pyburn serve needs websockets: pip install "
                                     "'pyburn[remote]'") from None
         async with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
-                         compression=None, ssl=tls) as server:
+                         max_queue=self.limits.queued_frames, compression=None,
+                         ssl=tls) as server:
             if ready is not None:
                 ready(server.sockets[0].getsockname()[1])
             await (stop or asyncio.Event()).wait()

@@ -4,6 +4,7 @@ others are served. Every server binds to 127.0.0.1 and every wait is bounded."""
 
 from __future__ import annotations
 
+import argparse
 import threading
 
 import numpy as np
@@ -14,7 +15,8 @@ import pyburn
 from pyburn import nn, optim
 from pyburn.backends.remote import RemoteBackend
 from pyburn.remote.process import ServerProcess
-from pyburn.remote.protocol import VERSION
+from pyburn.ops.capability import CAPABILITIES
+from pyburn.remote.protocol import TASKS, VERSION
 from pyburn.remote.server import Background, Limits, check_binding
 from pyburn.remote.wire import HandleId, ValueRef, pack, unpack
 
@@ -222,3 +224,61 @@ def test_runs_of_unknown_or_malformed_graphs_are_refused(served):
     assert [a[:2] for a in answers[1:3]] == [("error", "protocol")] * 2
     assert answers[3] is None and answers[4] is None  # registered, run: no answers
     assert answers[5][:2] == ("error", "protocol")  # the run gave no value for its ValueRef
+
+
+def test_memory_is_counted_once_per_buffer_and_freed_with_its_last_tensor():
+    with Background("cpu") as background:
+        backend = RemoteBackend(background.address.removeprefix("remote+"))
+        dev = pyburn.devices.Device("remote", 0, backend, address="x")
+        base = background.server.memory
+        x = pyburn.ones(256, 256, device=dev)  # 256 KiB
+        view, y = x.reshape(-1)[:1000], x * 3.0  # a view of x's buffer; a new buffer
+        assert view.sum().item() == 1000.0
+        held = background.server.memory - base
+        assert 2 * 256 * 1024 <= held < 2 * 256 * 1024 + 1024  # and a few scalars
+        del y
+        pyburn.zeros(1, device=dev).item()  # the next frame carries the drop
+        assert background.server.memory - base < held - 256 * 1024 + 1024
+        backend.close()
+        for _ in range(100):
+            if background.server.sessions == 0:
+                break
+            threading.Event().wait(0.05)
+        assert background.server.memory == 0
+
+
+def test_sizes_on_the_command_line():
+    from pyburn.remote.cli import byte_count
+
+    assert [byte_count(t) for t in ("4GiB", "512MB", "1.5KiB", "100")] == \
+        [4 << 30, 512 * 10**6, 1536, 100]
+    with pytest.raises(argparse.ArgumentTypeError, match="not a size"):
+        byte_count("4 parsecs")
+
+
+def test_the_served_backends_capabilities_are_offered(served):
+    caps = pyburn.device(served.address).caps
+    assert {"linear", "softmax", "nll_loss", "adam", "conv", "max_pool"} <= caps
+    assert all(m in TASKS for c in caps if c in CAPABILITIES for m in CAPABILITIES[c].methods)
+
+
+def test_a_loop_that_never_reads_sends_each_graph_once(served):
+    """The client ends graphs where the op stream recurs: a loop without reads registers
+    its graphs in its first steps, then sends the same few hundred bytes every step."""
+    backend = RemoteBackend(served.url)
+    dev = pyburn.devices.Device("remote", 0, backend, is_autodiff=True, address="x")
+    model = _mlp().to(dev)
+    opt = optim.Adam(model.parameters(), lr=0.01)
+    x = pyburn.from_numpy(np.ones((16, 6), np.float32), device=dev)
+    y = pyburn.from_numpy(np.zeros(16, np.int32), device=dev)
+    sent = []
+    for _ in range(30):
+        before = backend.bytes_sent
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        sent.append(backend.bytes_sent - before)
+    assert max(sent[10:]) < 600 and max(sent[10:]) < max(sent[:3]) / 3
+    want = _mlp_losses(pyburn.device("cpu").autodiff(), steps=1)
+    assert nn.functional.cross_entropy(model(x), y).item() != want[0]  # it did train
+    backend.close()

@@ -139,6 +139,12 @@ class CpuBackend(Backend):
                       "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
+    def storage(self, x: Handle) -> tuple[object, int]:
+        """The array at the root of `x`'s views, and its size."""
+        while isinstance(x.base, np.ndarray):
+            x = x.base
+        return x, x.nbytes
+
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
         """Wrap `data` without copying when it is immutable (``bytes``, or a read-only view
         such as a memory-mapped file) and aligned; writable buffers are copied, since their

@@ -25,6 +25,10 @@ class FlexBackend(Backend):
     dtypes = frozenset(ALL_DTYPES)
     caps = frozenset({"float64", "int64", "float16"})
 
+    def storage(self, x: storage.Buf) -> tuple[object, int]:
+        """The array the view reads, and its size."""
+        return x.data, len(x.data) * x.data.itemsize
+
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> storage.Buf:
         """A tensor from C-ordered little-endian bytes."""
         return storage.from_bytes(data, shape, dtype)

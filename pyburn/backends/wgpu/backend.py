@@ -35,6 +35,10 @@ class WgpuBackend(Capabilities, Backend):
         return f"WgpuBackend({self.runtime.info.name!r} via {self.runtime.info.backend})"
 
     # ---- transfer --------------------------------------------------------------------
+    def storage(self, x: GpuTensor) -> tuple[object, int]:
+        """The buffer the view reads, and its size."""
+        return x.storage, x.storage.nbytes
+
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> GpuTensor:
         """A tensor from C-ordered little-endian bytes."""
         return transfer.from_bytes(self.gpu, data, shape, dtype)
