@@ -31,6 +31,7 @@ import pyburn  # noqa: E402
 from pyburn import _tensor as tensor_layer  # noqa: E402
 from pyburn.backends import remote, wgpu  # noqa: E402
 from pyburn.remote.process import ServerProcess  # noqa: E402
+from pyburn.runtime import IN_BROWSER  # noqa: E402
 
 DEVICES = pyburn.available_devices()
 NOFUSION = ([pyburn.device("wgpu_nofusion")]
@@ -43,7 +44,8 @@ _SERVERS: list[ServerProcess] = []
 
 
 def _remote_devices() -> list[pyburn.Device]:
-    if remote.REGISTRATION.unavailable_reason() is not None:  # no websockets (Pyodide)
+    # no websockets, or in a browser (which cannot start a server)
+    if remote.REGISTRATION.unavailable_reason() is not None or IN_BROWSER:
         return []
     if not _SERVERS:
         _SERVERS.append(ServerProcess("cpu").__enter__())

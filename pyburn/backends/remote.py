@@ -13,19 +13,19 @@ the next read. Protocol: ``pyburn/remote/protocol.py`` and docs/remote.md. Needs
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import ssl
 import threading
 import weakref
 from collections import deque
 from typing import Any
 
 from ..dtypes import DType, as_dtype
-from ..errors import DeviceError, IndexOutOfRange, MissingExtraError, RemoteError
+from ..errors import DeviceError, IndexOutOfRange, RemoteError
+from ..remote.connection import Connection, PageConnection, SocketConnection
 from ..remote.protocol import TASKS, VERSION
 from ..remote.wire import HandleId, LocalRef, ParamRef, ValueRef, pack, unpack
+from ..runtime import IN_BROWSER, run_sync
 from .base import Backend, Registration, Shape
 
 #: where a graph ends: once it holds MIN_TASKS tasks, where the signatures of its last WINDOW
@@ -39,6 +39,8 @@ MIN_TASKS = 32
 GRAPH_TASKS = 512
 #: ... or once its values hold this many bytes (uploads)
 GRAPH_BYTES = 8 << 20
+#: a frame is sent once the runs of graphs it holds have this many tasks (or at a read)
+FRAME_TASKS = 128
 #: how long the client waits for the server to answer (seconds)
 TIMEOUT = 60.0
 #: the most graphs a client registers (the server allows 4096 per session)
@@ -175,11 +177,6 @@ class RemoteBackend(Backend):
     name = "remote"
 
     def __init__(self, url: str, token: str | None = None):
-        try:
-            from websockets.sync.client import connect  # optional: pyburn[remote]
-        except ImportError:
-            raise MissingExtraError("the remote device needs websockets: pip install "
-                                    "'pyburn[remote]'") from None
         self.url = url
         self.dropped: list[int] = []
         #: bytes sent to the server so far (frames as written)
@@ -192,18 +189,11 @@ class RemoteBackend(Backend):
         self._graphs: dict[tuple, int] = {}  # registered graphs (`_Batch.tasks`) by id
         self._recent: deque[int] = deque(maxlen=WINDOW)  # the latest tasks' signatures
         self._batch = _Batch(self._next_id, ())
-        self._lock = threading.RLock()  # one thread at a time queues, sends and reads
-        tls = None
-        if url.startswith("wss://"):  # the certificate is checked (against $PYBURN_REMOTE_CA
-            # where set, else the system's authorities)
-            tls = ssl.create_default_context(cafile=os.environ.get("PYBURN_REMOTE_CA"))
-        self._open = contextlib.ExitStack()  # the connection, closed by `close`
-        try:
-            self._connection = self._open.enter_context(connect(
-                url, open_timeout=TIMEOUT, close_timeout=5, max_size=None, compression=None,
-                ssl=tls))
-        except Exception as exc:
-            raise RemoteError(f"cannot reach {url}: {exc}") from None
+        self._runs: list[tuple] = []  # graphs' runs for the next frame, and their tasks
+        self._run_tasks = 0
+        self._lock = threading.RLock()  # one thread at a time queues and sends
+        self._connection: Connection = (run_sync(PageConnection.open(url, TIMEOUT))
+                                        if IN_BROWSER else SocketConnection(url, TIMEOUT))
         welcome = self._request(("hello", VERSION, "", token))
         if welcome[0] != "welcome":
             raise RemoteError(f"unexpected answer to hello from {url}: {welcome[0]!r}")
@@ -216,46 +206,43 @@ class RemoteBackend(Backend):
     def _send(self, message: Any) -> None:
         frame = pack(message)
         self.bytes_sent += len(frame)
-        try:
-            self._connection.send(frame)
-        except Exception as exc:
-            raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
+        self._connection.send(frame)
 
-    def _request(self, message: Any) -> tuple:
-        """Send `message` and wait for its answer; an error answer raises RemoteError (or
+    async def _request_async(self, message: Any) -> tuple:
+        """Send `message` and await its answer; an error answer raises RemoteError (or
         IndexOutOfRange, for a range check the server ran for the tensor layer)."""
-        with self._lock:
-            self._send(message)
-            try:
-                answer = unpack(self._connection.recv(timeout=TIMEOUT))
-            except TimeoutError:
-                raise RemoteError(f"{self.url} did not answer within {TIMEOUT:.0f} s") from None
-            except RemoteError:
-                raise
-            except Exception as exc:
-                raise RemoteError(f"the connection to {self.url} is lost: {exc}") from None
+        frame = pack(message)
+        self.bytes_sent += len(frame)
+        answer = unpack(await self._connection.request(frame, TIMEOUT))
         if answer[0] == "error":
             if answer[1] == "index":
                 raise IndexOutOfRange(answer[2])
             raise RemoteError(f"{self.url}: {answer[2]} ({answer[1]})")
         return answer
 
+    def _request(self, message: Any) -> tuple:
+        """`_request_async`, waited for (at once on the desktop, through JSPI in a page)."""
+        return run_sync(self._request_async(message))
+
     def flush(self) -> None:
-        """Send the queued tasks (their graph's run) with the handles dropped since the last
+        """Send the queued tasks (their graphs' runs) with the handles dropped since the last
         frame (as runs of consecutive ids)."""
         with self._lock:
             self._cut()
-            if self.dropped:
-                self._send(("drop", self._drops()))
+            self._send_runs()
 
-    def _drops(self) -> tuple[tuple[int, int], ...]:
-        return _runs([self.dropped.pop() for _ in range(len(self.dropped))])
+    def _send_runs(self) -> None:
+        runs, self._runs, self._run_tasks = self._runs, [], 0
+        dropped = [self.dropped.pop() for _ in range(len(self.dropped))]
+        if runs or dropped:
+            self._send(("run", tuple(runs), _runs(dropped)))
 
     def _cut(self) -> None:
-        """End the graph being queued and send its run, with the handles dropped so far: the
-        server starts on it while the client queues the next. Its graph is registered the
-        first time it is seen (from then on only its input handles, values and first id
-        travel); past `MAX_GRAPHS`, graph 0 is registered anew each time."""
+        """End the graph being queued; its run joins the next frame, which is sent once it
+        holds `FRAME_TASKS` tasks (the server starts on them while the client queues more).
+        A graph is registered the first time it is seen (from then on only its input
+        handles, values and first id travel); past `MAX_GRAPHS`, graph 0 is registered anew
+        each time."""
         batch = self._batch
         if not batch.tasks:
             return
@@ -263,12 +250,16 @@ class RemoteBackend(Backend):
         key = tuple(batch.tasks)
         graph_id = self._graphs.get(key)
         if graph_id is None:
-            graph_id = len(self._graphs) + 1 if len(self._graphs) < MAX_GRAPHS else 0
-            if graph_id:
-                self._graphs[key] = graph_id
+            if len(self._graphs) < MAX_GRAPHS:
+                graph_id = self._graphs[key] = len(self._graphs) + 1
+            else:  # graph 0 is replaced: the runs of its previous graph go first
+                graph_id = 0
+                self._send_runs()
             self._send(("register", graph_id, batch.wire()))
-        self._send(("run", graph_id, tuple(batch.params), tuple(batch.values), batch.first,
-                    self._drops()))
+        self._runs.append((graph_id, tuple(batch.params), tuple(batch.values), batch.first))
+        self._run_tasks += len(batch.tasks)
+        if self._run_tasks >= FRAME_TASKS:
+            self._send_runs()
 
     def _queue(self, task: str, args: tuple, size: int = 0) -> tuple[RemoteHandle, ...]:
         spec = TASKS[task]
@@ -286,7 +277,7 @@ class RemoteBackend(Backend):
 
     def close(self) -> None:
         """End the session: the server frees every tensor it holds."""
-        self._open.close()
+        self._connection.close()
 
     # ---- the protocol --------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> RemoteHandle:
@@ -305,11 +296,11 @@ class RemoteBackend(Backend):
         counts it."""
         return x, 0
 
-    def to_bytes(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
-        """Flush, then read the tensor's bytes back."""
-        with self._lock:
-            self.flush()
-            return self._request(("read", x.id, tuple(shape), dtype))[1]
+    async def to_bytes_async(self, x: RemoteHandle, shape: Shape, dtype: DType) -> bytes:
+        """Flush, then read the tensor's bytes back (`to_bytes` waits for this: at once on
+        the desktop, through JSPI in a page)."""
+        self.flush()
+        return (await self._request_async(("read", x.id, tuple(shape), dtype)))[1]
 
     def nonzero(self, x: RemoteHandle) -> tuple[RemoteHandle, Shape]:
         """A round trip: the count of nonzero elements is the result's shape."""
@@ -357,6 +348,10 @@ for _task, _spec in TASKS.items():
 
 
 def _unavailable() -> str | None:
+    if IN_BROWSER:
+        import js  # type: ignore[import-not-found]  # Pyodide: the page's WebSocket
+
+        return None if hasattr(js, "WebSocket") else "no WebSocket in this JavaScript runtime"
     try:
         import websockets  # noqa: F401  (optional: pyburn[remote])
     except ImportError:

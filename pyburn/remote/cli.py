@@ -59,6 +59,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--max-memory", type=byte_count, default=Limits().memory_bytes,
                         metavar="SIZE", help="the most tensor memory one session holds, "
                         "e.g. 512MiB or 8GB (default 4GiB)")
+    parser.add_argument("--origin", action="append", default=[], metavar="URL",
+                        help="a web page origin whose scripts may connect, e.g. "
+                        "http://127.0.0.1:8000 (repeatable; by default browsers are refused, "
+                        "so that a site you visit cannot use this server)")
     parser.add_argument("--cpu-threads", type=int, metavar="N",
                         help="the threads numpy's BLAS runs a cpu device's products on "
                         "(default: its own choice, about one per core); 1 leaves the other "
@@ -92,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
             os.environ[name] = str(args.cpu_threads)
     served = as_device(args.device)
     server = Server(served, token=token, max_sessions=args.max_sessions,
-                    limits=Limits(memory_bytes=args.max_memory))
+                    limits=Limits(memory_bytes=args.max_memory), origins=tuple(args.origin))
     scheme = "wss" if tls else "ws"
 
     def ready(port: int) -> None:

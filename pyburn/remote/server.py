@@ -363,20 +363,31 @@ class Session:
             return tuple(self._resolve(v) for v in value)
         return value
 
+    def _unanswered(self, kind: str, body: tuple) -> None:
+        """Carry out a message that has no answer."""
+        if kind == "run" and len(body) == 2 and isinstance(body[0], tuple):
+            for run in body[0]:
+                if not (isinstance(run, tuple) and len(run) == 4):
+                    raise SessionError("protocol", "a run is (graph, params, values, first)")
+                self.run(*run)
+            self.drop(body[1])
+        elif kind == "register" and len(body) == 2:
+            self.register(*body)
+        elif kind == "drop" and len(body) == 1:
+            self.drop(body[0])
+        else:
+            raise SessionError("protocol", f"{kind} with {len(body)} items")
+
     def answer(self, message: Any) -> bytes | None:
         """The answer to one request after the hello, or None for those that have none."""
         if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
             raise SessionError("protocol", "a message is a list whose first item is its kind")
         kind, body = message[0], message[1:]
-        if kind == "run" and len(body) == 5:
-            self.run(*body[:4])
-            self.drop(body[4])
-            return None
-        if kind == "register" and len(body) == 2:
-            self.register(*body)
-            return None
-        if kind == "drop" and len(body) == 1:
-            self.drop(body[0])
+        if kind in ("run", "register", "drop"):  # no answer: a failure answers the next request
+            try:
+                self._unanswered(kind, body)
+            except SessionError as exc:
+                self.failure = self.failure or exc
             return None
         if self.failure is not None:  # a queued task failed: this request answers for it
             failure, self.failure = self.failure, None
@@ -404,13 +415,18 @@ def _error(kind: str, message: str) -> bytes:
 
 
 class Server:
-    """A device served to remote clients: `serve` runs it; `sessions` counts the open ones
-    and `tensors` the tensors they hold (the counters the tests watch)."""
+    """A device served to remote clients: `serve` runs it; `sessions` counts the open ones,
+    `tensors` the tensors they hold and `memory` their bytes (the counters the tests
+    watch). A browser's page connects only from one of `origins` (no page may by default,
+    so that a site the user visits cannot use a server of their machine)."""
 
     def __init__(self, device: Device, *, token: str | None = None, max_sessions: int = 64,
-                 limits: Limits = Limits()):
+                 limits: Limits = Limits(), origins: tuple[str, ...] = ()):
         self.device = device.plain()
         self.token = token
+        #: the web pages (their Origin header) whose scripts may connect; clients that are
+        #: not browsers send none, and are always served
+        self.origins = origins
         self.max_sessions = max_sessions
         self.limits = limits
         self.open: set[Session] = set()
@@ -496,8 +512,8 @@ class Server:
             raise MissingExtraError("pyburn serve needs websockets: pip install "
                                     "'pyburn[remote]'") from None
         async with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
-                         max_queue=self.limits.queued_frames, compression=None,
-                         ssl=tls) as server:
+                         max_queue=self.limits.queued_frames, compression=None, ssl=tls,
+                         origins=[None, *self.origins]) as server:
             if ready is not None:
                 ready(server.sockets[0].getsockname()[1])
             await (stop or asyncio.Event()).wait()

@@ -1,5 +1,7 @@
-// The draw-a-digit page: a canvas to draw on, MNIST's preprocessing (digit.js), and the
-// prediction of the model the site ships, computed by pyburn in the worker (py/mnist.py).
+// The draw-a-digit pages: a canvas to draw on, MNIST's preprocessing (digit.js), and the
+// prediction of the model the site ships, computed by pyburn in the worker (py/mnist.py):
+// on a device of the page (mnist.html), or on a `pyburn serve` process reached over the
+// page's WebSocket (remote.html, whose #server field names it).
 
 import { deviceSwitch, runFile, startPyburn } from "./common.js";
 import { mnistPixels, showPixels } from "./digit.js";
@@ -7,6 +9,7 @@ import { mnistPixels, showPixels } from "./digit.js";
 const $ = (id) => document.getElementById(id);
 const DEVICE_NAMES = { wgpu: "WebGPU", flex: "flex", cpu: "cpu (numpy)" };
 const canvas = $("canvas");
+const server = $("server"); // remote.html only
 // Read back after every stroke (digit.js), so kept in memory the CPU reads fastest.
 const pen = canvas.getContext("2d", { willReadFrequently: true });
 
@@ -99,6 +102,7 @@ async function predictOnce() {
   try {
     result = await py.call("predict", image, wanted);
   } catch (error) {
+    if (server) return unreachable(error);
     if (wanted !== "wgpu") throw error;
     // WebGPU failed (the device was lost): say so and go on with flex.
     py.dispatchEvent(new CustomEvent("gpu-lost", { detail: error.message.trim().split("\n").at(-1) }));
@@ -107,19 +111,37 @@ async function predictOnce() {
   demo.lastInput = image;
   demo.lastResult = result;
   const p = result.probabilities;
+  const where = DEVICE_NAMES[result.device] ??
+    result.device.replace("remote+", "pyburn serve at ");
   $("answer").textContent = p.indexOf(Math.max(...p));
-  $("timing").textContent = `${result.ms.toFixed(1)} ms on ${DEVICE_NAMES[result.device]}`;
+  $("timing").textContent = `${result.ms.toFixed(1)} ms on ${where}`;
+  if (server) $("notice").hidden = true; // the server answers again
   drawBars(p);
 }
 
+/** The remote page's answer when its server cannot be used: what went wrong, and the fix. */
+function unreachable(error) {
+  demo.lastResult = { error: error.message };
+  const notice = $("notice");
+  notice.textContent = `The server at ${server.value} could not be used ` +
+    `(${error.message.trim().split("\n").at(-1)}). Is \`${$("command").textContent}\` ` +
+    "running?";
+  notice.hidden = false;
+  drawBars(null);
+}
+
+if (server) {
+  $("origin").textContent = location.origin;
+  server.value = new URLSearchParams(location.search).get("server") ?? "ws://127.0.0.1:3000";
+}
 const started = await startPyburn({ status: $("status"), notice: $("notice") });
-device = deviceSwitch($("devices"), started);
+device = server ? () => `remote+${server.value.trim()}` : deviceSwitch($("devices"), started);
 await runFile(started, "py/mnist.py");
 const about = await started.call("load", new URL("data/mnist.safetensors", location.href).href);
 const accuracy = about.test_accuracy ? `, ${(100 * about.test_accuracy).toFixed(2)}% on ` +
   `MNIST's ${about.test_images} test images` : "";
 $("model").textContent = `model: ${about.model.toUpperCase()}${accuracy}`;
 py = started;
-$("devices").addEventListener("change", () => demo.predict());
+(server ?? $("devices")).addEventListener("change", () => demo.predict());
 await demo.predict();
 document.body.dataset.ready = "true";
