@@ -38,8 +38,9 @@ NOFUSION = ([pyburn.device("wgpu_nofusion")]
             if wgpu.unavailable_reason() is None and wgpu.fusion_enabled() else [])
 
 
-#: the `pyburn serve` subprocess (on cpu) behind the remote device those suites also run on,
-#: started when a test first needs it and stopped at the end (one per xdist worker)
+#: the `pyburn serve` subprocesses (on cpu, and on wgpu where it runs) behind the remote
+#: devices those suites also run on, started when a test first needs them and stopped at the
+#: end (one of each per xdist worker)
 _SERVERS: list[ServerProcess] = []
 
 
@@ -48,8 +49,9 @@ def _remote_devices() -> list[pyburn.Device]:
     if remote.REGISTRATION.unavailable_reason() is not None or IN_BROWSER:
         return []
     if not _SERVERS:
-        _SERVERS.append(ServerProcess("cpu").__enter__())
-    return [pyburn.device(_SERVERS[0].address)]
+        served = ["cpu"] + (["wgpu"] if wgpu.unavailable_reason() is None else [])
+        _SERVERS.extend(ServerProcess(name).__enter__() for name in served)
+    return [pyburn.device(server.address) for server in _SERVERS]
 
 
 def _devices_for(path: Path) -> list[pyburn.Device]:

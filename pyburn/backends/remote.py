@@ -231,9 +231,11 @@ class RemoteBackend(Backend):
             self._cut()
             self._send_runs()
 
-    def _send_runs(self) -> None:
+    def _send_runs(self, drops: bool = True) -> None:
+        """Send the runs waiting for a frame, and (with `drops`) the handles dropped so far:
+        only when no task waits outside those runs, which may use them."""
         runs, self._runs, self._run_tasks = self._runs, [], 0
-        dropped = [self.dropped.pop() for _ in range(len(self.dropped))]
+        dropped = [self.dropped.pop() for _ in range(len(self.dropped))] if drops else []
         if runs or dropped:
             self._send(("run", tuple(runs), _runs(dropped)))
 
@@ -252,9 +254,10 @@ class RemoteBackend(Backend):
         if graph_id is None:
             if len(self._graphs) < MAX_GRAPHS:
                 graph_id = self._graphs[key] = len(self._graphs) + 1
-            else:  # graph 0 is replaced: the runs of its previous graph go first
+            else:  # graph 0 is replaced: the runs of its previous graph go first (the
+                # drops wait: this graph's tasks may use them)
                 graph_id = 0
-                self._send_runs()
+                self._send_runs(drops=False)
             self._send(("register", graph_id, batch.wire()))
         self._runs.append((graph_id, tuple(batch.params), tuple(batch.values), batch.first))
         self._run_tasks += len(batch.tasks)

@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 
 import pyburn
 from pyburn import nn, optim
+from pyburn.backends import remote as remote_backend
 from pyburn.backends.remote import RemoteBackend
 from pyburn.ops.capability import CAPABILITIES
 from pyburn.remote.process import ServerProcess
@@ -296,3 +297,26 @@ def test_browsers_connect_only_from_the_origins_the_server_names():
         with pytest.raises(InvalidStatus, match="403"):
             connect(url, open_timeout=10, origin="http://elsewhere.example")
         assert RemoteBackend(url).served == "cpu"  # not a browser: no origin, served
+
+
+def test_past_the_most_graphs_a_client_registers_results_stay_right(served, monkeypatch):
+    """Past MAX_GRAPHS each graph is registered anew as graph 0: the runs before it are sent
+    first, and the handles dropped meanwhile only after the graph that may still use them."""
+    monkeypatch.setattr(remote_backend, "MAX_GRAPHS", 2)
+    monkeypatch.setattr(remote_backend, "FRAME_TASKS", 10**6)  # runs wait for a frame
+    backend = RemoteBackend(served.url)
+    dev = pyburn.devices.Device("remote", 0, backend, address="x")
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def compute(device: pyburn.Device) -> list:
+        x, out = pyburn.from_numpy(data, device=device), []
+        for k in range(6):  # distinct graphs, each leaving intermediates behind
+            y = x
+            for _ in range(remote_backend.MIN_TASKS + k):
+                y = (y * 1.01).tanh() + float(k)
+            out.append(y.sum(1))
+        return [t.numpy() for t in out]
+
+    for got, want in zip(compute(dev), compute(pyburn.device("cpu"))):
+        np.testing.assert_array_equal(got, want)
+    backend.close()
