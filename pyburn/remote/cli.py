@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import ssl
@@ -104,7 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
               "(Ctrl-C stops)", flush=True)
 
     try:
-        asyncio.run(server.serve(args.host, args.port, ready, tls=tls))
+        server.serve(args.host, args.port, ready, tls=tls)
     except KeyboardInterrupt:
         print("pyburn serve: stopped", file=sys.stderr)
     return 0

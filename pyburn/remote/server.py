@@ -1,20 +1,18 @@
 """`pyburn serve`: a local device served over WebSocket to `remote+ws://` clients.
 
-Each connection is a session with tensors of its own; closing or dropping the connection
-frees them all. Backend work runs on one worker thread, in the order it arrived, so the
-event loop keeps answering every other session while one computes. Uses the `websockets`
-library (``pip install 'pyburn[remote]'``).
+Each connection is a session with tensors of its own, served on a thread of its own;
+closing or dropping the connection frees them all. One session at a time runs backend work
+(a lock), each in the order its frames came. Uses the `websockets` library (``pip install
+'pyburn[remote]'``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import ipaddress
 import ssl
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -415,8 +413,9 @@ def _error(kind: str, message: str) -> bytes:
 
 
 class Server:
-    """A device served to remote clients: `serve` runs it; `sessions` counts the open ones,
-    `tensors` the tensors they hold and `memory` their bytes (the counters the tests
+    """A device served to remote clients: `serve` runs it, each connection a session on its
+    own thread, the backend's work done by one session at a time; `sessions` counts the open
+    ones, `tensors` the tensors they hold and `memory` their bytes (the counters the tests
     watch). A browser's page connects only from one of `origins` (no page may by default,
     so that a site the user visits cannot use a server of their machine)."""
 
@@ -430,7 +429,8 @@ class Server:
         self.max_sessions = max_sessions
         self.limits = limits
         self.open: set[Session] = set()
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="pyburn-serve")
+        self._opening = threading.Lock()  # sessions open and close one at a time
+        self._backend = threading.Lock()  # one session at a time runs backend work
 
     @property
     def sessions(self) -> int:
@@ -472,51 +472,62 @@ class Server:
             raise SessionError("limit", f"the server has {self.max_sessions} sessions open, its "
                                         "most")
 
-    async def handle(self, connection: Any) -> None:
-        """One client's session, from its hello to its close."""
-        loop = asyncio.get_running_loop()
-        try:
-            first = await asyncio.wait_for(connection.recv(), self.limits.hello_seconds)
-            self.check_hello(unpack(first))
-        except (SessionError, WireError) as exc:
-            await connection.send(_error(getattr(exc, "kind", "protocol"), str(exc)))
-            return
-        except (TimeoutError, Exception):
-            return
+    def handle(self, connection: Any) -> None:
+        """One client's session, from its hello to its close (on the connection's thread)."""
         session = Session(self.device.backend, self.limits)
-        self.open.add(session)
         try:
-            await connection.send(self.welcome())
+            first = connection.recv(timeout=self.limits.hello_seconds)
+            with self._opening:
+                self.check_hello(unpack(first))
+                self.open.add(session)
+        except (SessionError, WireError) as exc:
+            connection.send(_error(getattr(exc, "kind", "protocol"), str(exc)))
+            return
+        except Exception:  # silent past the hello's time, or gone
+            return
+        try:
+            connection.send(self.welcome())
             while True:
-                frame = await asyncio.wait_for(connection.recv(), self.limits.idle_seconds)
+                frame = connection.recv(timeout=self.limits.idle_seconds)
                 try:
                     message = unpack(frame)
-                    reply = await loop.run_in_executor(self._worker, session.answer, message)
+                    with self._backend:
+                        reply = session.answer(message)
                 except (SessionError, WireError) as exc:
                     reply = _error(getattr(exc, "kind", "protocol"), str(exc))
                 if reply is not None:
-                    await connection.send(reply)
+                    connection.send(reply)
         except Exception:  # closed, idle too long, or gone: the session ends
             pass
         finally:
-            self.open.discard(session)
-            await loop.run_in_executor(self._worker, session.close)
+            with self._opening:
+                self.open.discard(session)
+            with self._backend:
+                session.close()
 
-    async def serve(self, host: str, port: int, ready: Callable[[int], None] | None = None,
-                    stop: asyncio.Event | None = None, tls: ssl.SSLContext | None = None) -> None:
+    def serve(self, host: str, port: int, ready: Callable[[int], None] | None = None,
+              stop: threading.Event | None = None, tls: ssl.SSLContext | None = None) -> None:
         """Serve until `stop` is set (forever without one), over TLS with `tls`; `ready(port)`
-        is called once listening (port 0 picks a free one)."""
+        is called once listening (port 0 picks a free one). Stopping closes every session."""
         try:
-            from websockets.asyncio.server import serve  # optional: pyburn[remote]
+            from websockets.sync.server import serve  # optional: pyburn[remote]
         except ImportError:
             raise MissingExtraError("pyburn serve needs websockets: pip install "
                                     "'pyburn[remote]'") from None
-        async with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
-                         max_queue=self.limits.queued_frames, compression=None, ssl=tls,
-                         origins=[None, *self.origins]) as server:
+        with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
+                   max_queue=self.limits.queued_frames, compression=None, ssl=tls,
+                   origins=[None, *self.origins]) as server:
             if ready is not None:
-                ready(server.sockets[0].getsockname()[1])
-            await (stop or asyncio.Event()).wait()
+                ready(server.socket.getsockname()[1])
+            if stop is None:
+                server.serve_forever()
+                return
+            accepting = threading.Thread(target=server.serve_forever, daemon=True,
+                                         name="pyburn-serve")
+            accepting.start()
+            stop.wait()
+            server.shutdown()  # closes every connection, and waits for their sessions' ends
+            accepting.join(30)
 
 
 def check_binding(host: str, token: str | None) -> None:
@@ -537,8 +548,7 @@ class Background:
     def __init__(self, device: str | Device = "cpu", **options: Any):
         self.server = Server(as_device(device), **options)
         self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
@@ -553,18 +563,15 @@ class Background:
             self.port = port
             started.set()
 
-        def main() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._stop = asyncio.Event()
-            self._loop.run_until_complete(self.server.serve("127.0.0.1", 0, ready, self._stop))
-
-        self._thread = threading.Thread(target=main, daemon=True, name="pyburn-serve-loop")
+        self._thread = threading.Thread(
+            target=self.server.serve, args=("127.0.0.1", 0, ready, self._stop), daemon=True,
+            name="pyburn-serve-main")
         self._thread.start()
         if not started.wait(30):
             raise TimeoutError("the server did not start within 30 s")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None and self._thread is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
+        assert self._thread is not None
+        self._stop.set()
         self._thread.join(30)
