@@ -21,7 +21,7 @@ from collections import deque
 from typing import Any
 
 from ..dtypes import DType, as_dtype
-from ..errors import DeviceError, IndexOutOfRange, RemoteError
+from ..errors import DeviceError, IndexOutOfRange, ReadbackError, RemoteError
 from ..remote.connection import Connection, PageConnection, SocketConnection
 from ..remote.protocol import TASKS, VERSION
 from ..remote.wire import HandleId, LocalRef, ParamRef, ValueRef, pack, unpack
@@ -41,6 +41,8 @@ GRAPH_TASKS = 512
 GRAPH_BYTES = 8 << 20
 #: a frame is sent once the runs of graphs it holds have this many tasks (or at a read)
 FRAME_TASKS = 128
+#: every SYNC_FRAMES frames of runs the client waits until the server has run those before
+SYNC_FRAMES = 8
 #: how long the client waits for the server to answer (seconds)
 TIMEOUT = 60.0
 #: the most graphs a client registers (the server allows 4096 per session)
@@ -191,6 +193,7 @@ class RemoteBackend(Backend):
         self._batch = _Batch(self._next_id, ())
         self._runs: list[tuple] = []  # graphs' runs for the next frame, and their tasks
         self._run_tasks = 0
+        self._frames = 0  # frames of runs sent
         self._lock = threading.RLock()  # one thread at a time queues and sends
         self._connection: Connection = (run_sync(PageConnection.open(url, TIMEOUT))
                                         if IN_BROWSER else SocketConnection(url, TIMEOUT))
@@ -238,6 +241,20 @@ class RemoteBackend(Backend):
         dropped = [self.dropped.pop() for _ in range(len(self.dropped))] if drops else []
         if runs or dropped:
             self._send(("run", tuple(runs), _runs(dropped)))
+            self._pace()
+
+    def _pace(self) -> None:
+        """Every `SYNC_FRAMES` frames, ask for a sign that the server has come this far, and
+        wait for the previous one: a loop that never reads stays within two such spans of
+        the server (and a client killed leaves it no long backlog)."""
+        self._frames += 1
+        if self._frames % SYNC_FRAMES:
+            return
+        self._connection.send(pack(("sync",)), answered=True)
+        try:
+            run_sync(self._connection.settle(1, TIMEOUT))
+        except ReadbackError:  # a page that cannot wait here: its next read waits
+            pass
 
     def _cut(self) -> None:
         """End the graph being queued; its run joins the next frame, which is sent once it

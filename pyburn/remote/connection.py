@@ -21,11 +21,15 @@ from ..errors import RemoteError
 class Connection(Protocol):
     """What the client needs of a WebSocket."""
 
-    def send(self, frame: bytes) -> None:
-        """Send one binary frame (a message with no answer)."""
+    def send(self, frame: bytes, answered: bool = False) -> None:
+        """Send one binary frame: a message with no answer, or (`answered`) one whose answer
+        nobody awaits but `settle` (the client's flow control)."""
 
     async def request(self, frame: bytes, timeout: float) -> bytes:
         """Send `frame` and return the frame that answers it."""
+
+    async def settle(self, ahead: int, timeout: float) -> None:
+        """Wait until at most `ahead` of the answers nobody awaits are still to come."""
 
     def close(self) -> None:
         """Close the connection (the server then frees the session)."""
@@ -54,7 +58,8 @@ class SocketConnection:
 
             tls = ssl.create_default_context(cafile=os.environ.get("PYBURN_REMOTE_CA"))
         self.url = url
-        self._lock = threading.Lock()  # one request at a time: its answer is the next frame
+        self._lock = threading.RLock()  # one request at a time: its answer is the next frame
+        self._unclaimed = 0  # answers to come that nobody awaits
         self._open = contextlib.ExitStack()  # the connection, closed by `close`
         try:
             self._socket = self._open.enter_context(connect(
@@ -63,25 +68,40 @@ class SocketConnection:
         except Exception as exc:
             raise RemoteError(f"cannot reach {url}: {exc}") from None
 
-    def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes, answered: bool = False) -> None:
         """Send one frame."""
-        try:
-            self._socket.send(frame)
-        except Exception as exc:
-            raise _lost(self.url, exc) from None
+        with self._lock:
+            try:
+                self._socket.send(frame)
+            except Exception as exc:
+                raise _lost(self.url, exc) from None
+            self._unclaimed += answered
 
     async def request(self, frame: bytes, timeout: float) -> bytes:
         """Send `frame` and wait (blocking: this never suspends) for its answer."""
         with self._lock:
             self.send(frame)
-            try:
-                answer = self._socket.recv(timeout=timeout)
-            except TimeoutError:
-                self.close()
-                raise RemoteError(f"{self.url} did not answer within {timeout:.0f} s; the "
-                                  "connection is closed") from None
-            except Exception as exc:
-                raise _lost(self.url, exc) from None
+            while self._unclaimed:
+                self._receive(timeout)
+                self._unclaimed -= 1
+            return self._receive(timeout)
+
+    async def settle(self, ahead: int, timeout: float) -> None:
+        """Wait (blocking) until at most `ahead` unclaimed answers are to come."""
+        with self._lock:
+            while self._unclaimed > ahead:
+                self._receive(timeout)
+                self._unclaimed -= 1
+
+    def _receive(self, timeout: float) -> bytes:
+        try:
+            answer = self._socket.recv(timeout=timeout)
+        except TimeoutError:
+            self.close()
+            raise RemoteError(f"{self.url} did not answer within {timeout:.0f} s; the "
+                              "connection is closed") from None
+        except Exception as exc:
+            raise _lost(self.url, exc) from None
         if not isinstance(answer, bytes):
             raise RemoteError(f"{self.url} answered with a text frame")
         return answer
@@ -105,6 +125,7 @@ class PageConnection:
         self._loop = asyncio.get_event_loop()
         self._opened = self._loop.create_future()
         self._waiting: deque[Any] = deque()  # the futures of requests not yet answered
+        self._unclaimed: deque[Any] = deque()  # those of them that nobody awaits
         self._gone: RemoteError | None = None
         self._socket = js.WebSocket.new(url)
         self._socket.binaryType = "arraybuffer"
@@ -151,21 +172,37 @@ class PageConnection:
             handler.destroy()
         self._handlers = []
 
-    def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes, answered: bool = False) -> None:
         """Send one frame."""
+        waiter = self._send(frame, answered)
+        if waiter is not None:
+            self._unclaimed.append(waiter)
+
+    def _send(self, frame: bytes, answered: bool) -> Any:
+        """Send `frame`; the future of its answer where it has one."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
         if self._gone is not None:
             raise self._gone
         self._socket.send(to_js(frame))
+        if answered:
+            waiter = self._loop.create_future()
+            self._waiting.append(waiter)
+            return waiter
+        return None
 
     async def request(self, frame: bytes, timeout: float) -> bytes:
         """Send `frame` and await its answer."""
+        return await self._answer(self._send(frame, True), timeout)
+
+    async def settle(self, ahead: int, timeout: float) -> None:
+        """Await the unclaimed answers until at most `ahead` are to come."""
+        while len(self._unclaimed) > ahead:
+            await self._answer(self._unclaimed.popleft(), timeout)
+
+    async def _answer(self, waiter: Any, timeout: float) -> bytes:
         import asyncio
 
-        self.send(frame)
-        waiter = self._loop.create_future()
-        self._waiting.append(waiter)
         try:
             return await asyncio.wait_for(waiter, timeout)
         except TimeoutError:

@@ -178,7 +178,11 @@ class Session:
     def keep(self, ident: int, handle: Any) -> None:
         """Hold `handle` under `ident`, counting its buffer; a "limit" error, and nothing
         kept, if that would take the session past its memory limit."""
-        buffer_of, size = self.backend.storage(handle)
+        try:
+            buffer_of, size = self.backend.storage(handle)
+        except Exception:  # a task of a hand-written frame that gave back no tensor
+            raise SessionError("task", f"no tensor came of the task for id {ident}") from None
+        self.forget(ident)  # an id used again replaces its tensor (before its buffer counts)
         key = id(buffer_of)
         entry = self._buffers.get(key)
         if entry is None:
@@ -188,8 +192,6 @@ class Session:
                                             f"{self.limits.memory_bytes:,}")
             entry = self._buffers[key] = [size, 0]
             self.memory += size
-        if ident in self.handles:
-            self.forget(ident)
         entry[1] += 1
         self.handles[ident] = handle
         self._storage_of[ident] = key
@@ -228,9 +230,11 @@ class Session:
         steps = []
         for name, args in tasks:
             task = TASKS.get(name)
-            if task is None:
-                raise SessionError("protocol", f"unknown task {name!r} in graph {graph_id}")
-            method = getattr(self if task.session else self.backend, name)
+            method = None if task is None else getattr(self if task.session else self.backend,
+                                                       name, None)
+            if task is None or method is None:
+                raise SessionError("protocol", f"unknown task {name!r} in graph {graph_id}, or "
+                                               "one the served backend lacks")
             steps.append(_Step.compile(name, method, task.outputs, args, graph_id))
         self.graphs[graph_id] = tuple(steps)
 
@@ -238,7 +242,7 @@ class Session:
         """Run registered graph `graph_id` on the handles `params` and the `values`, its
         handles kept under the ids from `first` on; the first failure is kept for the next
         request (later tasks fail on the handles it did not make)."""
-        steps = self.graphs.get(graph_id)
+        steps = self.graphs.get(graph_id) if isinstance(graph_id, int) else None
         if steps is None or not (isinstance(params, tuple) and isinstance(values, tuple)
                                  and isinstance(first, int)):
             raise SessionError("protocol", f"run of graph {graph_id!r}, which is not registered "
@@ -339,16 +343,16 @@ class Session:
                                         f"most a session may ({self.limits.handles})")
         try:
             produced = getattr(self.backend, name)(*self._resolve(args))
+            handles = produced if task.outputs > 1 else (produced,)
+            value = None
+            if task.value:
+                handles, value = (produced[0],), produced[1]
+            for i, handle in zip(outs, handles):
+                self.keep(i, handle)
         except SessionError:
             raise
         except Exception as exc:  # the backend refused the arguments: report, keep serving
             raise _task_error(name, exc) from None
-        handles = produced if task.outputs > 1 else (produced,)
-        value = None
-        if task.value:
-            handles, value = (produced[0],), produced[1]
-        for i, handle in zip(outs, handles):
-            self.keep(i, handle)
         return value
 
     def _resolve(self, value: Any) -> Any:
@@ -386,7 +390,12 @@ class Session:
                 self._unanswered(kind, body)
             except SessionError as exc:
                 self.failure = self.failure or exc
+            except Exception as exc:  # a malformed message nothing above caught
+                self.failure = self.failure or SessionError(
+                    "protocol", f"{kind}: {type(exc).__name__}: {exc}")
             return None
+        if kind == "sync" and not body:  # the client's flow control: answered at once,
+            return pack(("synced",))  # failures left for its next request
         if self.failure is not None:  # a queued task failed: this request answers for it
             failure, self.failure = self.failure, None
             raise failure
@@ -495,6 +504,8 @@ class Server:
                         reply = session.answer(message)
                 except (SessionError, WireError) as exc:
                     reply = _error(getattr(exc, "kind", "protocol"), str(exc))
+                except Exception as exc:  # a request malformed in a way nothing above caught
+                    reply = _error("protocol", f"{type(exc).__name__}: {exc}")
                 if reply is not None:
                     connection.send(reply)
         except Exception:  # closed, idle too long, or gone: the session ends

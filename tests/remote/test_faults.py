@@ -124,7 +124,8 @@ _NAMES = (*TASKS, "eval", "exec", "__class__", "__init__", "to_bytes", "storage"
 _DTYPES = (pyburn.float32, pyburn.int32, pyburn.bool_, pyburn.float64, pyburn.int64)
 #: the shapes of the valid frames whose truncations are fuzzed
 _VALID = (("register", 1, (("full", ((2,), ValueRef(0), pyburn.float32)),)),
-          ("run", 1, (), (2.5,), 40, ((30, 2),)), ("read", 40, (2,), pyburn.float32),
+          ("run", 1, (), (2.5,), 40, ((30, 2),)), ("run", ((1, (), (2.5,), 40),), ((30, 2),)),
+          ("read", 40, (2,), pyburn.float32),
           ("call", "full", ((3,), 1.0, pyburn.float32), (41,)), ("drop", ((40, 2),)),
           ("call", "unary", ("exp", HandleId(41), pyburn.float32), (42,)))
 
@@ -153,6 +154,56 @@ def _junk(rng: random.Random, depth: int = 0) -> Any:
     return {rng.choice(("a", "id", 0, -1)): _junk(rng, depth + 1) for _ in range(3)}
 
 
+#: the arguments of tasks by kind (`_args`): their values random, their kinds mostly right
+_SIGNATURES = {
+    "full": "shape num dtype", "arange": "num num int dtype", "random_bits": "shape int int",
+    "unary": "op h dtype", "binary": "op h h dtype", "where": "h h h", "cast": "h dtype",
+    "reduce": "op h ints", "arg_reduce": "op h int", "scan": "op h int", "reshape": "h shape",
+    "permute": "h ints", "expand": "h shape", "slice": "h ints ints ints", "flip": "h ints",
+    "pad": "h pads num", "cat": "hs int", "gather": "h int h", "scatter": "h int h h op",
+    "index_select": "h int h", "nonzero": "h", "sort": "h int num", "matmul": "h h",
+    "from_bytes": "bytes shape dtype", "softmax": "h int", "linear": "h h h",
+    "check_range": "h int dtype int int op op int", "nll_loss": "h h int int",
+}
+_OPS = ("exp", "neg", "add", "mul", "sum", "max", "argmax", "cumsum", "nope", "__import__")
+_SMALL = (0, 1, 2, 3, 5, 11)
+
+
+def _arg(rng: random.Random, kind: str, handle: Callable[[], Any]) -> Any:
+    """A random argument of `kind`; `handle()` makes a handle (or a reference in a graph)."""
+    if rng.random() < 0.1:
+        return _junk(rng, 2)
+    if kind == "h":
+        return handle()
+    if kind == "hs":
+        return tuple(handle() for _ in range(rng.randrange(4)))
+    if kind == "shape":
+        return tuple(rng.choice(_SMALL + (-1, 1 << 62)) if rng.random() < 0.1 else
+                     rng.choice(_SMALL) for _ in range(rng.randrange(4)))
+    if kind in ("int", "ints"):
+        ints = tuple(rng.choice(_INTS[1:9]) if rng.random() < 0.8 else rng.choice(_INTS)
+                     for _ in range(rng.randrange(1, 4) if kind == "ints" else 1))
+        return ints if kind == "ints" else ints[0]
+    if kind == "num":
+        return rng.choice((0, 1, -3, 2.5, float("nan"), True, False, 1 << 62))
+    if kind == "pads":
+        return tuple((rng.choice(_SMALL), rng.choice((0, 1, -1))) for _ in range(rng.randrange(4)))
+    if kind == "bytes":
+        return rng.randbytes(rng.choice((0, 3, 4, 8, 12, 44)))
+    if kind == "dtype":
+        return rng.choice(_DTYPES)
+    return rng.choice(_OPS)
+
+
+def _args(rng: random.Random, name: str, handle: Callable[[], Any]) -> tuple:
+    """Arguments for task `name`: of its kinds (now and then one too many or too few)."""
+    kinds = _SIGNATURES.get(name, "").split() or [
+        rng.choice(("h", "int", "shape", "num", "dtype", "op")) for _ in range(rng.randrange(6))]
+    if rng.random() < 0.1:
+        kinds = kinds[:-1] if kinds and rng.random() < 0.5 else [*kinds, "int"]
+    return tuple(_arg(rng, kind, handle) for kind in kinds)
+
+
 def _spans(rng: random.Random) -> tuple:
     return tuple((rng.choice(_INTS), rng.choice(_INTS)) for _ in range(rng.randrange(4)))
 
@@ -160,33 +211,46 @@ def _spans(rng: random.Random) -> tuple:
 def _message(rng: random.Random) -> Any:
     """A value of a wrong shape: an unknown kind, a known one with the wrong arity or types,
     or one of the right arity with junk, out-of-range references, huge ids, negative counts."""
-    pick = rng.randrange(9)
+    pick = rng.choice((0, 1, 2, 2, 3, 3, 4, 5, 5, 5, 5, 6, 7, 8))
     if pick == 0:
         return _junk(rng)
     if pick == 1:
         return (rng.choice(_KINDS), *(_junk(rng) for _ in range(rng.randrange(7))))
-    if pick == 2:  # a graph of known (and unknown) tasks with junk arguments
-        tasks = tuple((rng.choice(_NAMES), _junk(rng, 1)) for _ in range(rng.randrange(4)))
+    if pick == 2:  # a graph of known (and unknown) tasks, its references in range or not
+        def ref() -> Any:
+            kind = rng.choice((LocalRef, ParamRef, ValueRef, ValueRef, HandleId))
+            return kind(rng.choice((0, 1, 2, 7, (1 << 32) - 1)))
+
+        tasks = tuple((name, _args(rng, name, ref)) if rng.random() < 0.9 else
+                      (name, _junk(rng, 1)) for name in
+                      (rng.choice(_NAMES) for _ in range(rng.randrange(5))))
         return ("register", rng.choice(_INTS + (1, 2, 3)), tasks)
-    if pick == 3:
-        return ("run", rng.choice((1, 2, 3, *_INTS)),
-                tuple(rng.choice(_IDS) for _ in range(rng.randrange(3))),
-                tuple(_junk(rng, 1) for _ in range(rng.randrange(3))), rng.choice(_INTS),
-                _spans(rng))
+    if pick == 3:  # runs of graphs, registered or not, on junk (alone, or several at once)
+        runs = tuple((rng.choice((1, 2, 3, *_INTS)) if rng.random() < 0.9 else _junk(rng, 2),
+                      tuple(rng.choice(_IDS) for _ in range(rng.randrange(3))),
+                      tuple(_junk(rng, 1) for _ in range(rng.randrange(3))), rng.choice(_INTS))
+                     for _ in range(rng.randrange(1, 3)))
+        if rng.random() < 0.5:
+            return ("run", *runs[0], _spans(rng))
+        return ("run", runs, _spans(rng))
     if pick == 4:
-        return ("read", rng.choice(_IDS + _INTS), _junk(rng, 1), rng.choice(_DTYPES + (1, "x")))
-    if pick == 5:  # a call of a task, its arguments roughly of the right kinds
-        name = rng.choice(_NAMES)
-        args = tuple(_junk(rng, 1) if rng.random() < 0.5 else rng.choice(
-            (HandleId(rng.choice(_IDS[:6])), tuple(rng.choice(_INTS[1:9]) for _ in range(2)),
-             rng.choice(_DTYPES), "exp", "add")) for _ in range(rng.randrange(6)))
-        return ("call", name, args, tuple(rng.choice(_IDS) for _ in range(rng.randrange(3))))
+        return ("read", rng.choice(_SMALL + _IDS + _INTS), _arg(rng, "shape", lambda: None),
+                rng.choice(_DTYPES + (1, "x")))
+    if pick == 5:  # a call of a task (often one that makes a tensor from nothing), its
+        # arguments mostly of the right kinds
+        name = rng.choice(_NAMES if rng.random() < 0.3 else
+                          ("full", "arange", "random_bits", "from_bytes") if rng.random() < 0.4
+                          else tuple(TASKS))
+        outs = TASKS[name].outputs if name in TASKS and rng.random() < 0.8 else rng.randrange(3)
+        return ("call", name, _args(rng, name, lambda: HandleId(rng.choice(_SMALL))),
+                tuple(rng.choice(_SMALL) if rng.random() < 0.9 else rng.choice(_IDS)
+                      for _ in range(outs)))
     if pick == 6:
         return ("drop", _spans(rng))
     if pick == 7:  # the right kinds, the wrong number of items
         kind = rng.choice(("run", "register", "read", "call", "drop"))
-        arity = {"run": 5, "register": 2, "read": 3, "call": 3, "drop": 1}[kind]
-        n = rng.choice([k for k in range(8) if k != arity])
+        arity = {"run": (2, 5), "register": (2,), "read": (3,), "call": (3,), "drop": (1,)}
+        n = rng.choice([k for k in range(8) if k not in arity[kind]])
         return (kind, *(_junk(rng, 1) for _ in range(n)))
     return ("call", rng.choice(_NAMES), _junk(rng, 1), _junk(rng, 1))
 
@@ -219,15 +283,14 @@ def _frame(rng: random.Random) -> bytes | str:
 
 
 def _answered(frame: bytes | str) -> bool:
-    """Whether the server must answer `frame`: everything but a run, register or drop of
-    the right arity (those answer only when refused)."""
+    """Whether the server must answer `frame`: everything but a run, register or drop (those
+    answer only when refused)."""
     try:
         message = unpack(frame)
     except WireError:
         return True
-    if not (isinstance(message, tuple) and message and isinstance(message[0], str)):
-        return True
-    return (message[0], len(message) - 1) not in {("run", 5), ("register", 2), ("drop", 1)}
+    return not (isinstance(message, tuple) and message
+                and message[0] in ("run", "register", "drop"))
 
 
 def _hello(ws: Any) -> tuple:
@@ -249,23 +312,26 @@ def _sync(ws: Any, marker: str, most: int) -> list:
     return answers
 
 
-def _culprit(url: str, frames: list) -> str:
-    """The first of `frames` after which a fresh session is closed, replayed one at a time."""
-    with connect(url, open_timeout=10, max_queue=None) as ws:
+def _culprit(frames: list) -> str:
+    """The first of `frames` after which a fresh session on a fresh server is closed or stops
+    answering, replayed one at a time (each followed by two unknown requests: the first may
+    answer for a queued failure, the second answers for itself)."""
+    with Background("cpu") as bg, connect(_url(bg), open_timeout=10, max_queue=None) as ws:
         _hello(ws)
         for n, frame in enumerate(frames):
             ws.send(frame)
             ws.send(pack(("marker",)))
+            ws.send(pack(("marker2",)))
             try:
-                while "'marker'" not in str(unpack(ws.recv(timeout=10))):
+                while "'marker2'" not in str(unpack(ws.recv(timeout=10))):
                     pass
-            except ConnectionClosed:
+            except (ConnectionClosed, TimeoutError) as exc:
                 try:
                     value = unpack(frame)
-                except WireError as exc:
-                    value = exc
-                return f"frame {n} of the batch, {frame!r} ({value!r})"
-    return "no single frame of the batch closes a fresh session"
+                except WireError as error:
+                    value = error
+                return f"{type(exc).__name__} after frame {n} of the batch: {value!r}"
+    return "no single frame of the batch, replayed alone, does it"
 
 
 def _check_answer(answer: Any) -> None:
@@ -278,6 +344,7 @@ def _check_answer(answer: Any) -> None:
         assert len(answer) == 2, answer
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's, of fuzzed fill values
 def test_thousands_of_malformed_frames_never_end_a_session():
     """3,000 fuzzed frames on one session get error answers (or none), never a crash or a
     close; its tensor stays intact, another session computes correctly throughout, and
@@ -312,22 +379,26 @@ def test_thousands_of_malformed_frames_never_end_a_session():
             with connect(url, open_timeout=10, max_queue=None) as ws:
                 assert _hello(ws)[0] == "welcome"
                 fuzzed = next(s for s in bg.server.open if s is not good_session)
-                ws.send(pack(("register", 99, (("full", ((3,), ValueRef(0), pyburn.float32)),))))
-                ws.send(pack(("run", 99, (), (1234.5,), SANITY, ())))
-                assert _sync(ws, "marker-setup", 3)[-2] == ("data", SANITY_BYTES)
+                ws.send(pack(("call", "full", ((3,), 1234.5, pyburn.float32), (SANITY,))))
+                assert unpack(ws.recv(timeout=10)) == ("result", None)
+                assert _sync(ws, "marker-setup", 3)[-2:-1] == [("data", SANITY_BYTES)]
                 checker = threading.Thread(target=keep_checking, daemon=True)
                 checker.start()
                 for batch in range(batches):
                     frames = [_frame(rng) for _ in range(size)]
                     must = sum(map(_answered, frames))
+                    lost: Exception | None = None
                     try:
                         for frame in frames:
                             ws.send(frame)
                         answers = _sync(ws, f"marker-{batch}", size + 3)
-                    except ConnectionClosed:
+                    except (ConnectionClosed, TimeoutError) as exc:
+                        lost = exc
+                    if lost is not None:
                         stop.set()
-                        pytest.fail(f"the server closed the fuzzed session in batch {batch}: "
-                                    f"{_culprit(url, frames)}")
+                        what = "ended" if fuzzed not in bg.server.open else "stopped answering"
+                        pytest.fail(f"the server {what} the fuzzed session in batch {batch} "
+                                    f"({type(lost).__name__}); {_culprit(frames)}")
                     for answer in answers:
                         _check_answer(answer)
                     assert must + 3 <= len(answers), (batch, must, answers)
@@ -352,7 +423,9 @@ def test_thousands_of_malformed_frames_never_end_a_session():
 
 # ---- killed peers ----------------------------------------------------------------------------
 #: a client that makes large tensors, says "ready" once the server computed with them, then
-#: queues matmuls for as long as it lives
+#: queues matmuls for as long as it lives, reading a number every few (as a training loop
+#: reads its loss: a client that never reads runs ahead of the server by as much as the
+#: sockets buffer, which the server computes before it sees the connection end)
 _VICTIM = """
 import sys
 import pyburn
@@ -363,10 +436,15 @@ xs = [pyburn.randn(512, 512, device=dev) for _ in range(4)]
 y = xs[0] @ xs[1]
 y.sum().item()
 print("ready", flush=True)
+step = 0
 while True:
     for x in xs:
         y = (y @ x).tanh()
-    backend.flush()
+    step += 1
+    if step % 4 == 0:
+        y[0, 0].item()
+    else:
+        backend.flush()
 """
 
 
@@ -424,7 +502,7 @@ def test_a_server_killed_during_a_read_fails_the_read_promptly():
         backend, dev = _session(server.url)
         try:
             x = pyburn.randn(1024, 1024, device=dev) / 32
-            assert x.shape == (1024, 1024) and x[0, 0].item() is not None  # the server is up
+            assert abs(x[0, 0].item()) < 1  # the server is up
             y = x
             for _ in range(200):  # seconds of work queued on the server
                 y = (y @ x).tanh()
@@ -464,6 +542,8 @@ def test_the_cli_token_file_refuses_a_wrong_token_and_accepts_the_right_one(tmp_
     secret = "s3cret-token"
     path = tmp_path / "token"
     path.write_text(secret + "\n")  # the file's trailing newline is not part of the token
+    # the device connected here is forgotten at the end (a later server may get its port)
+    monkeypatch.setattr(pyburn.devices, "_devices", dict(pyburn.devices._devices))
     with ServerProcess("cpu", "--token-file", str(path), "--max-sessions", "1") as server:
         monkeypatch.setenv("PYBURN_REMOTE_TOKEN", "guess")
         for _ in range(3):  # refused sessions would fill the one the server allows
