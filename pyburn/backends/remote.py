@@ -40,7 +40,7 @@ GRAPH_TASKS = 512
 #: ... or once its values hold this many bytes (uploads)
 GRAPH_BYTES = 8 << 20
 #: a frame is sent once the runs of graphs it holds have this many tasks (or at a read)
-FRAME_TASKS = 128
+FRAME_TASKS = 32
 #: every SYNC_FRAMES frames of runs the client waits until the server has run those before
 SYNC_FRAMES = 8
 #: how long the client waits for the server to answer (seconds)
