@@ -111,7 +111,7 @@ class Backend:
         """Awaitable form of `to_bytes`; works where blocking is impossible (browsers)."""
         return self.to_bytes(x, shape, dtype)
 
-    def storage(self, x: Handle) -> tuple[object, int]:
+    def footprint(self, x: Handle) -> tuple[object, int]:
         """The object holding `x`'s elements (views of one buffer give the same one) and its
         size in bytes: what a server counts against a session's memory limit."""
         raise NotImplementedError

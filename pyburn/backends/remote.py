@@ -311,7 +311,7 @@ class RemoteBackend(Backend):
                                                      len(data))[0]
         return found
 
-    def storage(self, x: RemoteHandle) -> tuple[object, int]:
+    def footprint(self, x: RemoteHandle) -> tuple[object, int]:
         """The handle itself and 0 bytes: a remote tensor's memory is its server's, which
         counts it."""
         return x, 0

@@ -28,7 +28,7 @@ from .report import Row, Target
 from .suite import Benchmark
 from .timing import Settings, measure
 
-Step = Callable[[], object]
+Step = Callable[[], Any]
 
 BATCH = 64
 QUICK_BATCH = 2

@@ -9,13 +9,14 @@ closes the connection: a later answer would otherwise be taken for the next requ
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import threading
 from collections import deque
 from typing import Any, Protocol
 
-from ..errors import RemoteError
+from ..errors import MissingExtraError, RemoteError
 
 
 class Connection(Protocol):
@@ -48,8 +49,6 @@ class SocketConnection:
         try:
             from websockets.sync.client import connect  # optional: pyburn[remote]
         except ImportError:
-            from ..errors import MissingExtraError
-
             raise MissingExtraError("the remote device needs websockets: pip install "
                                     "'pyburn[remote]'") from None
         tls = None
@@ -116,10 +115,8 @@ class PageConnection:
     sent at once and answers awaited (a read never blocks the page)."""
 
     def __init__(self, url: str):
-        import asyncio
-
-        import js  # type: ignore[import-not-found]  # Pyodide only
-        from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+        import js  # type: ignore[import-not-found]  # optional: Pyodide only
+        from pyodide.ffi import create_proxy  # type: ignore[import-not-found]  # Pyodide only
 
         self.url = url
         self._loop = asyncio.get_event_loop()
@@ -136,8 +133,6 @@ class PageConnection:
     @classmethod
     async def open(cls, url: str, timeout: float) -> PageConnection:
         """The connection to `url`, once open."""
-        import asyncio
-
         connection = cls(url)
         try:
             await asyncio.wait_for(asyncio.shield(connection._opened), timeout)
@@ -151,7 +146,7 @@ class PageConnection:
             self._opened.set_result(None)
 
     def _on_message(self, event: Any) -> None:
-        import js  # type: ignore[import-not-found]
+        import js  # type: ignore[import-not-found]  # optional: Pyodide only
 
         frame = js.Uint8Array.new(event.data).to_bytes()
         if self._waiting:
@@ -180,7 +175,7 @@ class PageConnection:
 
     def _send(self, frame: bytes, answered: bool) -> Any:
         """Send `frame`; the future of its answer where it has one."""
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]  # Pyodide only
 
         if self._gone is not None:
             raise self._gone
@@ -201,8 +196,6 @@ class PageConnection:
             await self._answer(self._unclaimed.popleft(), timeout)
 
     async def _answer(self, waiter: Any, timeout: float) -> bytes:
-        import asyncio
-
         try:
             return await asyncio.wait_for(waiter, timeout)
         except TimeoutError:

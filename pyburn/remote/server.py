@@ -129,7 +129,7 @@ class _Step:
     def compile(cls, name: str, method: Callable[..., Any], outputs: int, args: tuple,
                 graph_id: int) -> _Step:
         """The step of task `name` with the registered `args`."""
-        slots = []
+        slots: list[tuple[int, int, Any]] = []
         for pos, arg in enumerate(args):
             for ref, kind in ((LocalRef, _LOCAL), (ParamRef, _PARAM), (ValueRef, _VALUE)):
                 if isinstance(arg, ref):
@@ -179,7 +179,7 @@ class Session:
         """Hold `handle` under `ident`, counting its buffer; a "limit" error, and nothing
         kept, if that would take the session past its memory limit."""
         try:
-            buffer_of, size = self.backend.storage(handle)
+            buffer_of, size = self.backend.footprint(handle)
         except Exception:  # a task of a hand-written frame that gave back no tensor
             raise SessionError("task", f"no tensor came of the task for id {ident}") from None
         self.forget(ident)  # an id used again replaces its tensor (before its buffer counts)
@@ -527,7 +527,7 @@ class Server:
                                     "'pyburn[remote]'") from None
         with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
                    max_queue=self.limits.queued_frames, compression=None, ssl=tls,
-                   origins=[None, *self.origins]) as server:
+                   origins=[None, *self.origins]) as server:  # type: ignore[list-item]
             if ready is not None:
                 ready(server.socket.getsockname()[1])
             if stop is None:

@@ -22,38 +22,13 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 import pyburn
-from pyburn import nn, optim
 from pyburn.backends.remote import RemoteBackend
 from pyburn.remote.process import ServerProcess
 from pyburn.remote.protocol import TASKS, VERSION
 from pyburn.remote.server import Background, Limits
 from pyburn.remote.wire import HandleId, LocalRef, ParamRef, ValueRef, WireError, pack, unpack
 
-
-def _mlp() -> nn.Module:
-    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
-
-
-pyburn.manual_seed(0)
-#: one set of starting weights for every client (threads share the default generator)
-WEIGHTS = {k: v.numpy() for k, v in _mlp().state_dict().items()}
-
-
-def _mlp_losses(device: pyburn.Device, steps: int) -> list[float]:
-    model = _mlp().to(device)
-    model.load_state_dict({k: pyburn.from_numpy(v, device=device) for k, v in WEIGHTS.items()})
-    opt = optim.Adam(model.parameters(), lr=0.01)
-    rng = np.random.default_rng(1)
-    x = pyburn.from_numpy(rng.standard_normal((16, 6)).astype(np.float32), device=device)
-    y = pyburn.from_numpy(rng.integers(0, 3, 16).astype(np.int32), device=device)
-    losses = []
-    for _ in range(steps):
-        loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
+from .training import mlp_losses
 
 
 def _session(url: str, token: str | None = None) -> tuple[RemoteBackend, pyburn.Device]:
@@ -79,7 +54,7 @@ def _url(background: Background) -> str:
 def test_fifty_concurrent_clients_train_to_local_cpus_losses():
     """50 sessions training an MLP at once each get exactly local autodiff's losses."""
     steps, clients = 20, 50
-    want = _mlp_losses(pyburn.device("cpu").autodiff(), steps)
+    want = mlp_losses(pyburn.device("cpu").autodiff(), steps)
     results: dict[int, Any] = {}
 
     with ServerProcess("cpu") as server:
@@ -90,7 +65,7 @@ def test_fifty_concurrent_clients_train_to_local_cpus_losses():
                 results[i] = exc
                 return
             try:
-                results[i] = _mlp_losses(dev, steps)
+                results[i] = mlp_losses(dev, steps)
             except Exception as exc:
                 results[i] = exc
             finally:

@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+import trustme
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -22,37 +23,13 @@ from pyburn.remote.protocol import TASKS, VERSION
 from pyburn.remote.server import Background, Limits, check_binding
 from pyburn.remote.wire import HandleId, ValueRef, pack, unpack
 
+from .training import mlp, mlp_losses
+
 
 @pytest.fixture(scope="module")
 def served():
     with ServerProcess("cpu") as server:
         yield server
-
-
-def _mlp() -> nn.Module:
-    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
-
-
-pyburn.manual_seed(0)
-#: one set of starting weights for every client (threads share the default generator)
-WEIGHTS = {k: v.numpy() for k, v in _mlp().state_dict().items()}
-
-
-def _mlp_losses(device: pyburn.Device, steps: int = 4) -> list[float]:
-    model = _mlp().to(device)
-    model.load_state_dict({k: pyburn.from_numpy(v, device=device) for k, v in WEIGHTS.items()})
-    opt = optim.Adam(model.parameters(), lr=0.01)
-    rng = np.random.default_rng(1)
-    x = pyburn.from_numpy(rng.standard_normal((16, 6)).astype(np.float32), device=device)
-    y = pyburn.from_numpy(rng.integers(0, 3, 16).astype(np.int32), device=device)
-    losses = []
-    for _ in range(steps):
-        loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
 
 
 def test_ops_on_a_served_cpu_give_local_cpus_numbers(served):
@@ -71,19 +48,19 @@ def test_ops_on_a_served_cpu_give_local_cpus_numbers(served):
 
 
 def test_training_on_the_client_autodiff_equals_local(served):
-    assert _mlp_losses(pyburn.device(served.address).autodiff()) == \
-        _mlp_losses(pyburn.device("cpu").autodiff())
+    assert mlp_losses(pyburn.device(served.address).autodiff()) == \
+        mlp_losses(pyburn.device("cpu").autodiff())
 
 
 def test_concurrent_clients_each_get_their_own_numbers(served):
-    want = _mlp_losses(pyburn.device("cpu").autodiff(), steps=3)
+    want = mlp_losses(pyburn.device("cpu").autodiff(), steps=3)
     results: list[list[float]] = []
 
     def client() -> None:
         backend = RemoteBackend(served.url)
         dev = pyburn.devices.Device("remote", 0, backend, is_autodiff=True,
                                     address=served.url)
-        results.append(_mlp_losses(dev, steps=3))
+        results.append(mlp_losses(dev, steps=3))
         backend.close()
 
     threads = [threading.Thread(target=client) for _ in range(8)]
@@ -270,7 +247,7 @@ def test_a_loop_that_never_reads_sends_each_graph_once(served):
     its graphs in its first steps, then sends a couple of hundred bytes a step."""
     backend = RemoteBackend(served.url)
     dev = pyburn.devices.Device("remote", 0, backend, is_autodiff=True, address="x")
-    model = _mlp().to(dev)
+    model = mlp().to(dev)
     opt = optim.Adam(model.parameters(), lr=0.01)
     x = pyburn.from_numpy(np.ones((16, 6), np.float32), device=dev)
     y = pyburn.from_numpy(np.zeros(16, np.int32), device=dev)
@@ -283,7 +260,7 @@ def test_a_loop_that_never_reads_sends_each_graph_once(served):
         sent.append(backend.bytes_sent - before)
     later = sum(sent[10:]) / len(sent[10:])  # frames go every few steps: the mean per step
     assert later < 250 < sum(sent[:3]) / 3
-    want = _mlp_losses(pyburn.device("cpu").autodiff(), steps=1)
+    want = mlp_losses(pyburn.device("cpu").autodiff(), steps=1)
     assert nn.functional.cross_entropy(model(x), y).item() != want[0]  # it did train
     backend.close()
 
@@ -320,3 +297,23 @@ def test_past_the_most_graphs_a_client_registers_results_stay_right(served, monk
     for got, want in zip(compute(dev), compute(pyburn.device("cpu"))):
         np.testing.assert_array_equal(got, want)
     backend.close()
+
+
+def test_wss_checks_the_servers_certificate(tmp_path, monkeypatch):
+    """`pyburn serve --tls-cert --tls-key` serves wss://; a client trusts it through the CA
+    in $PYBURN_REMOTE_CA, and refuses it under any other authority."""
+    ca, stranger = trustme.CA(), trustme.CA()
+    chain = tmp_path / "server.pem"
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(chain))
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    stranger.cert_pem.write_to_path(str(tmp_path / "stranger.pem"))
+    with ServerProcess("cpu", "--tls-cert", str(chain), "--tls-key", str(chain)) as server:
+        assert server.url.startswith("wss://127.0.0.1:")
+        monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "ca.pem"))
+        backend = RemoteBackend(server.url)
+        dev = pyburn.devices.Device("remote", 0, backend, address="x")
+        assert (pyburn.arange(4, device=dev) * 2).tolist() == [0, 2, 4, 6]
+        backend.close()
+        monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "stranger.pem"))
+        with pytest.raises(pyburn.RemoteError, match="cannot reach.*CERTIFICATE_VERIFY_FAILED"):
+            RemoteBackend(server.url)

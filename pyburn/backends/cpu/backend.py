@@ -139,7 +139,7 @@ class CpuBackend(Backend):
                       "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
 
     # ---- transfer ------------------------------------------------------------------------
-    def storage(self, x: Handle) -> tuple[object, int]:
+    def footprint(self, x: Handle) -> tuple[object, int]:
         """The array at the root of `x`'s views, and its size."""
         while isinstance(x.base, np.ndarray):
             x = x.base

@@ -25,7 +25,7 @@ class FlexBackend(Backend):
     dtypes = frozenset(ALL_DTYPES)
     caps = frozenset({"float64", "int64", "float16"})
 
-    def storage(self, x: storage.Buf) -> tuple[object, int]:
+    def footprint(self, x: storage.Buf) -> tuple[object, int]:
         """The array the view reads, and its size."""
         return x.data, len(x.data) * x.data.itemsize
 

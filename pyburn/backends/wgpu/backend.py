@@ -35,7 +35,7 @@ class WgpuBackend(Capabilities, Backend):
         return f"WgpuBackend({self.runtime.info.name!r} via {self.runtime.info.backend})"
 
     # ---- transfer --------------------------------------------------------------------
-    def storage(self, x: GpuTensor) -> tuple[object, int]:
+    def footprint(self, x: GpuTensor) -> tuple[object, int]:
         """The buffer the view reads, and its size."""
         return x.storage, x.storage.nbytes
 

@@ -137,11 +137,11 @@ class FusionBackend(Capabilities, Backend):
         return self._handle(t)
 
     # ---- transfer --------------------------------------------------------------------
-    def storage(self, x: Handle) -> tuple[object, int]:
+    def footprint(self, x: Handle) -> tuple[object, int]:
         """The buffer of a ready tensor; a pending one counts the bytes it will hold."""
         t = x.tensor
         if t.value is not None:
-            return self.inner.storage(t.value)
+            return self.inner.footprint(t.value)
         return t, t.numel * t.dtype.itemsize
 
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
