@@ -13,7 +13,8 @@ PIP := $(BIN)/python -m pip
 # no numpy (they read their references from build/conformance-golden.json, which the desktop
 # run writes, so the desktop run goes first).
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_datasets.py \
-	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py
+	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py tests/kernel/test_lang.py \
+	tests/kernel/test_cache.py
 
 # Everything that goes into the pyburn wheel: files, and folders so that a deleted file counts
 # too (compiled caches excluded: they change on every run).

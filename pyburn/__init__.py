@@ -133,9 +133,9 @@ del _reduction, _movement
 #: the subpackages imported on first use (PEP 562): ``import pyburn`` loads the tensor layer
 #: only, which is most of a browser's cold start; ``pyburn.nn`` or ``from pyburn import nn``
 #: loads nn then
-LAZY_SUBPACKAGES = ("data", "nn", "optim", "store", "train")
+LAZY_SUBPACKAGES = ("data", "kernel", "nn", "optim", "store", "train")
 if TYPE_CHECKING:  # what static tools see: the subpackages __getattr__ gives
-    from . import data, nn, optim, store, train  # noqa: F401
+    from . import data, kernel, nn, optim, store, train  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

@@ -22,7 +22,7 @@ import pytest
 
 import pyburn
 
-LAZY = ("data", "nn", "optim", "store", "train")
+LAZY = ("data", "kernel", "nn", "optim", "store", "train")
 
 
 def _modules_after(code: str) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from ..errors import ArgumentError, ShapeError
 from ..ops import capability
 from ..ops.creation import zeros
 from ..ops.elementwise import BINARY, UNARY
@@ -154,8 +155,22 @@ def _scan(reduction: Reduction) -> Rule:
     return rule
 
 
+def _custom(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
+    """A function with a backward of its own (``pyburn.kernel.op``): ``ctx["backward"](g,
+    *inputs)`` gives one gradient (or None) per input."""
+    grads = tuple(ctx["backward"](g, *inputs))
+    if len(grads) != len(inputs):
+        raise ArgumentError(f"{ctx['name']}'s backward gave {len(grads)} gradients for "
+                            f"{len(inputs)} inputs")
+    for grad, x in zip(grads, inputs):
+        if grad is not None and grad.shape != x.shape:
+            raise ShapeError(f"{ctx['name']}'s backward gave a gradient of shape {grad.shape} "
+                             f"for an input of shape {x.shape}")
+    return grads
+
+
 RULES: dict[str, Rule] = {
-    "cast": _cast, "move": _move, "reshape": _reshape, "permute": _permute,
+    "custom": _custom, "cast": _cast, "move": _move, "reshape": _reshape, "permute": _permute,
     "expand": _expand, "slice": _slice, "flip": _flip, "pad": _pad, "cat": _cat,
     "where": _where, "matmul": _matmul, "gather": _gather, "scatter": _scatter,
     "index_select": _index_select,

@@ -1,8 +1,8 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
-store, onnx, gpu, remote, web); each holds a ``BENCHMARKS`` tuple whose entries are named
-``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
+store, onnx, gpu, kernel, remote, web); each holds a ``BENCHMARKS`` tuple whose entries are
+named ``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
 pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
 target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
 one is reported as "not installed".
@@ -24,6 +24,7 @@ from . import (
     conv,
     elementwise,
     gpu,
+    kernel,
     matmul,
     onnx,
     overhead,
@@ -42,7 +43,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
                                      + train.BENCHMARKS + store.BENCHMARKS + onnx.BENCHMARKS
-                                     + gpu.BENCHMARKS + remote.BENCHMARKS
+                                     + gpu.BENCHMARKS + kernel.BENCHMARKS
+                                     + remote.BENCHMARKS
                                      + web.BENCHMARKS)
 
 _EPILOG = """\
@@ -53,6 +55,7 @@ examples:
   pyburn bench onnx                  imported ONNX models against onnxruntime
   pyburn bench remote                a pyburn serve subprocess against local cpu
   pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
+  pyburn bench kernel                pyburn.kernel's examples against built-in ops, compiles
   pyburn bench web                   in headless Chromium (WebGPU, flex) against TF.js
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench --quick --json        small inputs, machine-readable output
@@ -104,7 +107,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, store, onnx, gpu, remote, web) or one benchmark "
+                        "autodiff, train, store, onnx, gpu, kernel, remote, web) or one benchmark "
                         "(matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")

@@ -1,0 +1,210 @@
+"""Kernels written with `pyburn.kernel`, each with the function that launches it: a fused
+GELU, a row softmax with workgroup reductions, a tiled matmul with shared memory, a
+histogram with atomics, and a custom op with its own backward (`smooth_abs`). They run on
+every device (the tests run each on flex, cpu and wgpu) and read as templates for your own.
+
+>>> import pyburn
+>>> from pyburn.kernel import examples
+>>> x = pyburn.tensor([[1.0, 2.0, 3.0]], device="flex")
+>>> [round(p, 4) for p in examples.softmax(x)[0].tolist()]
+[0.09, 0.2447, 0.6652]
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor
+from ..dtypes import int32
+from ..ops.creation import zeros
+from . import (
+    Const,
+    atomic_add,
+    barrier,
+    exp,
+    f32,
+    global_id,
+    group_id,
+    i32,
+    kernel,
+    local_id,
+    shared,
+    static_range,
+    tanh,
+)
+from . import Tensor as T
+from .op import op
+
+#: invocations per workgroup of the elementwise examples
+GROUP = 64
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _groups(n: int, size: int = GROUP) -> int:
+    return max(1, (n + size - 1) // size)
+
+
+@kernel
+def gelu_kernel(out: T[f32], x: T[f32], n: i32):
+    """GELU (tanh form) of each element: one pass, no intermediate tensors."""
+    i = global_id(0)
+    if i < n:
+        v = x[i]
+        out[i] = 0.5 * v * (1.0 + tanh(SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
+
+
+@kernel
+def scaled_gelu_kernel(out: T[f32], x: T[f32], n: i32, scale: Const):
+    """GELU of x * scale, a constant: each new scale is a new kernel (what ``pyburn bench
+    kernel`` compiles to time a cold launch)."""
+    i = global_id(0)
+    if i < n:
+        v = x[i] * scale
+        out[i] = 0.5 * v * (1.0 + tanh(SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)))
+
+
+def gelu(x: Tensor) -> Tensor:
+    """GELU, tanh approximation (PyTorch's ``approximate="tanh"``)."""
+    flat = x.contiguous().reshape(-1)
+    n = flat.numel()
+    return gelu_kernel[_groups(n), GROUP]((n,), flat, n).reshape(x.shape)
+
+
+#: invocations per row of `softmax` (a power of two: the reductions halve it LEVELS times)
+ROW_GROUP = 64
+LEVELS = ROW_GROUP.bit_length() - 1
+
+
+@kernel
+def softmax_kernel(out: T[f32, 2], x: T[f32, 2], width: Const):
+    """Softmax of each row, one workgroup a row: each invocation folds a strided share of
+    the row, then the workgroup reduces the shares in shared memory (max, then sum)."""
+    part = shared(f32, ROW_GROUP)
+    row = group_id(0)
+    lane = local_id(0)
+    best = -3.4e38
+    for j in range(lane, width, ROW_GROUP):
+        best = max(best, x[row, j])
+    part[lane] = best
+    barrier()
+    for level in static_range(LEVELS):
+        half = ROW_GROUP >> (level + 1)
+        if lane < half:
+            part[lane] = max(part[lane], part[lane + half])
+        barrier()
+    top = part[0]
+    barrier()
+    total = 0.0
+    for j in range(lane, width, ROW_GROUP):
+        total += exp(x[row, j] - top)
+    part[lane] = total
+    barrier()
+    for level in static_range(LEVELS):
+        half = ROW_GROUP >> (level + 1)
+        if lane < half:
+            part[lane] = part[lane] + part[lane + half]
+        barrier()
+    total = part[0]
+    for j in range(lane, width, ROW_GROUP):
+        out[row, j] = exp(x[row, j] - top) / total
+
+
+def softmax(x: Tensor) -> Tensor:
+    """Softmax over the last dim of a 2-d tensor."""
+    rows, width = x.shape
+    return softmax_kernel[rows, ROW_GROUP](x.shape, x.contiguous(), width)
+
+
+#: the tile of `matmul`: TILE x TILE invocations a workgroup, one output element each
+TILE = 8
+
+
+@kernel
+def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2]):
+    """C = A @ B by TILE x TILE tiles: each workgroup stages a tile of A and one of B in
+    shared memory per step along K, so each element is read from memory once per tile."""
+    a_tile = shared(f32, TILE * TILE)
+    b_tile = shared(f32, TILE * TILE)
+    row = group_id(1) * TILE + local_id(1)
+    col = group_id(0) * TILE + local_id(0)
+    ty = local_id(1)
+    tx = local_id(0)
+    m = a.shape[0]
+    k = a.shape[1]
+    n = b.shape[1]
+    acc = 0.0
+    for t in range(0, k, TILE):
+        a_tile[ty * TILE + tx] = 0.0
+        if row < m and t + tx < k:
+            a_tile[ty * TILE + tx] = a[row, t + tx]
+        b_tile[ty * TILE + tx] = 0.0
+        if t + ty < k and col < n:
+            b_tile[ty * TILE + tx] = b[t + ty, col]
+        barrier()
+        for s in static_range(TILE):
+            acc += a_tile[ty * TILE + s] * b_tile[s * TILE + tx]
+        barrier()
+    if row < m and col < n:
+        c[row, col] = acc
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """A @ B of two 2-d float32 tensors."""
+    (m, _), (_, n) = a.shape, b.shape
+    grid = (_groups(n, TILE), _groups(m, TILE))
+    return matmul_kernel[grid, (TILE, TILE)]((m, n), a.contiguous(), b.contiguous())
+
+
+@kernel
+def histogram_kernel(counts: T[i32], x: T[i32], n: i32, bins: i32):
+    """Count each value of `x` in [0, bins) with an atomic add; others are skipped."""
+    i = global_id(0)
+    if i < n:
+        v = x[i]
+        if v >= 0 and v < bins:
+            atomic_add(counts, v, 1)
+
+
+def histogram(x: Tensor, bins: int) -> Tensor:
+    """How many times each of 0 .. bins - 1 occurs in the int32 tensor `x`."""
+    flat = x.contiguous().reshape(-1)
+    n = flat.numel()
+    return histogram_kernel[_groups(n), GROUP](zeros(bins, dtype=int32, device=x.device),
+                                               flat, n, bins)
+
+
+@kernel
+def smooth_abs_kernel(out: T[f32], x: T[f32], n: i32, eps: f32):
+    """sqrt(x^2 + eps): a smooth |x|."""
+    i = global_id(0)
+    if i < n:
+        out[i] = (x[i] * x[i] + eps) ** 0.5
+
+
+@kernel
+def smooth_abs_grad_kernel(out: T[f32], g: T[f32], x: T[f32], n: i32, eps: f32):
+    """Its derivative times the output gradient: g * x / sqrt(x^2 + eps)."""
+    i = global_id(0)
+    if i < n:
+        out[i] = g[i] * x[i] / (x[i] * x[i] + eps) ** 0.5
+
+
+EPS = 1e-3
+
+
+def _smooth_abs(x: Tensor) -> Tensor:
+    flat = x.contiguous().reshape(-1)
+    n = flat.numel()
+    return smooth_abs_kernel[_groups(n), GROUP]((n,), flat, n, EPS).reshape(x.shape)
+
+
+def _smooth_abs_backward(g: Tensor, x: Tensor) -> tuple[Tensor]:
+    flat, grads = x.contiguous().reshape(-1), g.contiguous().reshape(-1)
+    n = flat.numel()
+    return (smooth_abs_grad_kernel[_groups(n), GROUP]((n,), grads, flat, n, EPS)
+            .reshape(x.shape),)
+
+
+#: sqrt(x^2 + 1e-3) elementwise, differentiable: a custom op whose forward and backward are
+#: both kernels
+smooth_abs = op(_smooth_abs, backward=_smooth_abs_backward)
