@@ -41,6 +41,18 @@ def test_a_file_prints_the_same_in_the_page_and_on_the_desktop(page: object,
     screenshot(page, "playground")
 
 
+def test_kernels_run_in_the_page_as_on_the_desktop(page: object) -> None:
+    """The kernels example (pyburn.kernel) on the page's WebGPU and on flex prints what it
+    prints on the desktop: the same kernels, compiled to WGSL for Chromium's WebGPU."""
+    source = EXAMPLES / "kernels.py"
+    desktop = subprocess.run([sys.executable, str(source)], capture_output=True, text=True,
+                             check=True).stdout
+    output = run_in_page(page, source.read_text())
+    assert output == desktop
+    assert output.endswith("agree: True\n")
+    assert run_in_page(page, "import pyburn\nprint(pyburn.device())\n").startswith("wgpu")
+
+
 def test_every_example_runs(page: object) -> None:
     for example in sorted(EXAMPLES.glob("*.py")):
         output = run_in_page(page, example.read_text())
