@@ -33,6 +33,7 @@ from .ir import KernelError
 from .lang import BUILTINS, MATH, Builtin, Const, Tensor
 from .launch import KernelFunction
 from .op import gradcheck, op
+from .raw import wgsl
 
 globals().update(BUILTINS)
 globals().update({name: Builtin(name, op.doc) for name, op in MATH.items()})
@@ -54,5 +55,5 @@ class _KernelModule(types.ModuleType):
 sys.modules[__name__].__class__ = _KernelModule
 
 __all__ = ["Builtin", "Const", "KernelError", "KernelFunction", "Tensor", "f32", "gradcheck",
-           "i32", "ir", "op",
+           "i32", "ir", "op", "wgsl",
            "kernel", "u32", *BUILTINS, *MATH]

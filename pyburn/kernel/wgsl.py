@@ -476,7 +476,7 @@ def check_limits(kernel: ir.Kernel, found: Shader, grid: Dims, group: Dims,
                           f"({limits.max_storage_buffers_per_shader_stage})")
 
 
-def _prepared(gpu: Gpu, t: GpuTensor, written: bool) -> GpuTensor:
+def prepared(gpu: Gpu, t: GpuTensor, written: bool) -> GpuTensor:
     """What the shader binds for `t`: a new buffer holding a written tensor's starting
     contents (or an empty tensor: a bindable range), else `t`, contiguous."""
     if written or t.numel == 0:
@@ -486,7 +486,7 @@ def _prepared(gpu: Gpu, t: GpuTensor, written: bool) -> GpuTensor:
     return contiguous(gpu, t)
 
 
-def _bind(gpu: Gpu, t: GpuTensor, name: str) -> tuple[Binding, int]:
+def bind_range(gpu: Gpu, t: GpuTensor, name: str) -> tuple[Binding, int]:
     """The range of contiguous `t`'s buffer to bind (from an aligned byte offset), and
     `t`'s element offset within it."""
     limits = gpu.runtime.limits
@@ -508,7 +508,7 @@ def _word(value: Any, param: ir.Param) -> int:
     return f32_bits(converted) if param.type is ir.F32 else interpret.wrap(converted, ir.I32)
 
 
-def _backend(backend: Backend) -> tuple[Gpu, Callable[[Any], GpuTensor],
+def gpu_of(backend: Backend) -> tuple[Gpu, Callable[[Any], GpuTensor],
                                        Callable[[GpuTensor], Any]]:
     """The `Gpu` of a wgpu backend, and how its handles become `GpuTensor`s and back: the
     plain backend's are `GpuTensor`s, the fusion backend's lazy `Handle`s."""
@@ -531,7 +531,7 @@ def _bindings(kernel: ir.Kernel, found: Shader, gpu: Gpu, bound: dict[str, GpuTe
         offset = 0
         if param.name in bound:
             k = found.tensors.index(param.name) + 1
-            bindings[k], offset = _bind(gpu, bound[param.name],
+            bindings[k], offset = bind_range(gpu, bound[param.name],
                                         f"kernel {kernel.name}: {param.name}")
         words += [offset, *tensors[param.name].shape]
     if found.uses_info:
@@ -547,11 +547,11 @@ def run_wgsl(kernel: ir.Kernel, tensors: dict[str, Tensor], scalars: dict[str, A
     if not tensors:
         return {}  # nothing to run on, and nothing to return
     device = next(iter(tensors.values())).device.plain()
-    gpu, ready, handle = _backend(device.backend)
+    gpu, ready, handle = gpu_of(device.backend)
     found = shader(kernel, group)
     check_limits(kernel, found, grid, group, gpu.runtime.limits)
     # (held until dispatched: a buffer no one holds goes back to the pool, for reuse)
-    bound = {name: _prepared(gpu, ready(tensors[name]._h), name in kernel.written)
+    bound = {name: prepared(gpu, ready(tensors[name]._h), name in kernel.written)
              for name in found.tensors}
     bindings = _bindings(kernel, found, gpu, bound, tensors, scalars)
     gpu.runtime.dispatch(found.source, "main", bindings, grid)
