@@ -34,6 +34,7 @@ from .lang import BUILTINS, MATH, Builtin, Const, Tensor
 from .launch import KernelFunction
 from .op import gradcheck, op
 from .raw import wgsl
+from .tune import autotune
 
 globals().update(BUILTINS)
 globals().update({name: Builtin(name, op.doc) for name, op in MATH.items()})
@@ -54,6 +55,5 @@ class _KernelModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _KernelModule
 
-__all__ = ["Builtin", "Const", "KernelError", "KernelFunction", "Tensor", "f32", "gradcheck",
-           "i32", "ir", "op", "wgsl",
-           "kernel", "u32", *BUILTINS, *MATH]
+__all__ = ["Builtin", "Const", "KernelError", "KernelFunction", "Tensor", "autotune", "f32",
+           "gradcheck", "i32", "ir", "kernel", "op", "u32", "wgsl", *BUILTINS, *MATH]

@@ -1,6 +1,7 @@
 """Kernels written with `pyburn.kernel`, each with the function that launches it: a fused
-GELU, a row softmax with workgroup reductions, a tiled matmul with shared memory, a
-histogram with atomics, and a custom op with its own backward (`smooth_abs`). They run on
+GELU, a row softmax with workgroup reductions, a tiled matmul with shared memory (its block
+size picked by `autotune`), a histogram with atomics, and a custom op with its own backward
+(`smooth_abs`). They run on
 every device (the tests run each on flex, cpu and wgpu) and read as templates for your own.
 
 >>> import pyburn
@@ -34,6 +35,7 @@ from . import (
 )
 from . import Tensor as T
 from .op import op
+from .tune import autotune
 
 #: invocations per workgroup of the elementwise examples
 GROUP = 64
@@ -115,44 +117,42 @@ def softmax(x: Tensor) -> Tensor:
     return softmax_kernel[rows, ROW_GROUP](x.shape, x.contiguous(), width)
 
 
-#: the tile of `matmul`: TILE x TILE invocations a workgroup, one output element each
-TILE = 8
-
-
 @kernel
-def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2]):
-    """C = A @ B by TILE x TILE tiles: each workgroup stages a tile of A and one of B in
-    shared memory per step along K, so each element is read from memory once per tile."""
-    a_tile = shared(f32, TILE * TILE)
-    b_tile = shared(f32, TILE * TILE)
-    row = group_id(1) * TILE + local_id(1)
-    col = group_id(0) * TILE + local_id(0)
+def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], tile: Const):
+    """C = A @ B by tile x tile blocks: each workgroup stages a block of A and one of B in
+    shared memory per step along K, so each element is read from memory once per block."""
+    a_tile = shared(f32, tile * tile)
+    b_tile = shared(f32, tile * tile)
+    row = group_id(1) * tile + local_id(1)
+    col = group_id(0) * tile + local_id(0)
     ty = local_id(1)
     tx = local_id(0)
     m = a.shape[0]
     k = a.shape[1]
     n = b.shape[1]
     acc = 0.0
-    for t in range(0, k, TILE):
-        a_tile[ty * TILE + tx] = 0.0
+    for t in range(0, k, tile):
+        a_tile[ty * tile + tx] = 0.0
         if row < m and t + tx < k:
-            a_tile[ty * TILE + tx] = a[row, t + tx]
-        b_tile[ty * TILE + tx] = 0.0
+            a_tile[ty * tile + tx] = a[row, t + tx]
+        b_tile[ty * tile + tx] = 0.0
         if t + ty < k and col < n:
-            b_tile[ty * TILE + tx] = b[t + ty, col]
+            b_tile[ty * tile + tx] = b[t + ty, col]
         barrier()
-        for s in static_range(TILE):
-            acc += a_tile[ty * TILE + s] * b_tile[s * TILE + tx]
+        for s in static_range(tile):
+            acc += a_tile[ty * tile + s] * b_tile[s * tile + tx]
         barrier()
     if row < m and col < n:
         c[row, col] = acc
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """A @ B of two 2-d float32 tensors."""
+@autotune(tile=[8, 16])
+def matmul(a: Tensor, b: Tensor, tile: int) -> Tensor:
+    """A @ B of two 2-d float32 tensors, with the block size that runs fastest here (timed on
+    the first call for each shape and device, `autotune`)."""
     (m, _), (_, n) = a.shape, b.shape
-    grid = (_groups(n, TILE), _groups(m, TILE))
-    return matmul_kernel[grid, (TILE, TILE)]((m, n), a.contiguous(), b.contiguous())
+    grid = (_groups(n, tile), _groups(m, tile))
+    return matmul_kernel[grid, (tile, tile)]((m, n), a.contiguous(), b.contiguous(), tile)
 
 
 @kernel
