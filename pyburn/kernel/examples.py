@@ -28,6 +28,7 @@ from . import (
     group_id,
     i32,
     kernel,
+    local_array,
     local_id,
     shared,
     static_range,
@@ -118,41 +119,57 @@ def softmax(x: Tensor) -> Tensor:
 
 
 @kernel
-def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], tile: Const):
-    """C = A @ B by tile x tile blocks: each workgroup stages a block of A and one of B in
-    shared memory per step along K, so each element is read from memory once per block."""
-    a_tile = shared(f32, tile * tile)
-    b_tile = shared(f32, tile * tile)
-    row = group_id(1) * tile + local_id(1)
-    col = group_id(0) * tile + local_id(0)
-    ty = local_id(1)
-    tx = local_id(0)
+def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], block: Const, reg: Const,
+                  depth: Const):
+    """C = A @ B, a block x block block of C a workgroup, reg x reg of it an invocation
+    (kept in its own arrays: registers, on a GPU). Per step of `depth` along K the
+    workgroup stages a block of A and one of B in shared memory, each invocation loading
+    its share, and each invocation reads from them a column of A's and a row of B's."""
+    a_tile = shared(f32, block * depth)
+    b_tile = shared(f32, depth * block)
+    acc = local_array(f32, reg * reg)
+    a_reg = local_array(f32, reg)
+    b_reg = local_array(f32, reg)
+    lane = local_id(1) * (block // reg) + local_id(0)
+    row0 = group_id(1) * block + local_id(1) * reg
+    col0 = group_id(0) * block + local_id(0) * reg
     m = a.shape[0]
     k = a.shape[1]
     n = b.shape[1]
-    acc = 0.0
-    for t in range(0, k, tile):
-        a_tile[ty * tile + tx] = 0.0
-        if row < m and t + tx < k:
-            a_tile[ty * tile + tx] = a[row, t + tx]
-        b_tile[ty * tile + tx] = 0.0
-        if t + ty < k and col < n:
-            b_tile[ty * tile + tx] = b[t + ty, col]
+    for t in range(0, k, depth):
+        for e in static_range(depth * reg * reg // block):  # this invocation's share
+            at = lane + e * (block // reg) * (block // reg)
+            row = group_id(1) * block + at // depth
+            a_tile[at] = 0.0
+            if row < m and t + at % depth < k:
+                a_tile[at] = a[row, t + at % depth]
+            col = group_id(0) * block + at % block
+            b_tile[at] = 0.0
+            if t + at // block < k and col < n:
+                b_tile[at] = b[t + at // block, col]
         barrier()
-        for s in static_range(tile):
-            acc += a_tile[ty * tile + s] * b_tile[s * tile + tx]
+        for s in static_range(depth):
+            for i in static_range(reg):
+                a_reg[i] = a_tile[(local_id(1) * reg + i) * depth + s]
+                b_reg[i] = b_tile[s * block + local_id(0) * reg + i]
+            for i in static_range(reg):
+                for j in static_range(reg):
+                    acc[i * reg + j] += a_reg[i] * b_reg[j]
         barrier()
-    if row < m and col < n:
-        c[row, col] = acc
+    for i in static_range(reg):
+        for j in static_range(reg):
+            if row0 + i < m and col0 + j < n:
+                c[row0 + i, col0 + j] = acc[i * reg + j]
 
 
-@autotune(tile=[8, 16])
-def matmul(a: Tensor, b: Tensor, tile: int) -> Tensor:
-    """A @ B of two 2-d float32 tensors, with the block size that runs fastest here (timed on
-    the first call for each shape and device, `autotune`)."""
+@autotune(block=[32, 64], reg=[4, 8], depth=[8])
+def matmul(a: Tensor, b: Tensor, block: int, reg: int, depth: int) -> Tensor:
+    """A @ B of two 2-d float32 tensors, with the block sizes that run fastest here (timed
+    on the first call for each shape and device, `autotune`)."""
     (m, _), (_, n) = a.shape, b.shape
-    grid = (_groups(n, tile), _groups(m, tile))
-    return matmul_kernel[grid, (tile, tile)]((m, n), a.contiguous(), b.contiguous(), tile)
+    grid = (_groups(n, block), _groups(m, block))
+    return matmul_kernel[grid, (block // reg, block // reg)](
+        (m, n), a.contiguous(), b.contiguous(), block, reg, depth)
 
 
 @kernel

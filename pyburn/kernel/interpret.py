@@ -279,8 +279,10 @@ def run(kernel: ir.Kernel, memory: dict[str, list], scalars: dict[str, Any],
                 for lz in range(group[2]):
                     for ly in range(group[1]):
                         for lx in range(group[0]):
+                            own = {a.name: [0.0 if a.type is ir.F32 else 0] * a.size
+                                   for a in kernel.arrays}
                             states.append(_state((gx, gy, gz), (lx, ly, lz), grid, group,
-                                                 {**memory, **shared}, fixed))
+                                                 {**memory, **shared, **own}, fixed))
                 if not waits:
                     for state in states:
                         body(state)

@@ -3,7 +3,8 @@ interpreter, the numpy executor, WGSL).
 
 A kernel is one function run by every invocation of a grid of workgroups. Its values are
 scalars of four types (`F32`, `I32`, `U32`, `BOOL`); its memory is its tensor parameters
-(flat arrays of one dtype, indexed in row-major order) and its workgroup-shared arrays.
+(flat arrays of one dtype, indexed in row-major order), its workgroup-shared arrays and the
+arrays each invocation has of its own.
 Expressions are trees of `Expr` nodes, each with its type; statements are `Stmt` nodes.
 The semantics (the interpreter's, `interpret.py`, is the reference):
 
@@ -208,7 +209,8 @@ class Param:
 
 @dataclass(frozen=True)
 class Shared:
-    """A workgroup-shared array of `size` elements (a compile-time constant)."""
+    """A workgroup-shared array of `size` elements (a compile-time constant); also the
+    declaration of an invocation's own array (`Kernel.arrays`)."""
 
     name: str
     type: Type
@@ -231,6 +233,8 @@ class Kernel:
     source: str = ""
     #: the local variables (loop variables among them) and their types
     locals: tuple[tuple[str, Type], ...] = ()
+    #: the arrays each invocation has of its own (``local_array``), zeros at the start
+    arrays: tuple[Shared, ...] = ()
 
     def param(self, name: str) -> Param:
         """The parameter called `name`."""

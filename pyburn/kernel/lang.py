@@ -78,6 +78,8 @@ BUILTINS: dict[str, Builtin] = {
                      f"The workgroup {what} along `axis` (an i32).")
        for name, what in _POSITIONS.items()},
     "shared": Builtin("shared", "``shared(type, size)``: a workgroup-shared array."),
+    "local_array": Builtin("local_array", "``local_array(type, size)``: an array of the "
+                           "invocation's own (registers, where a GPU can)."),
     "barrier": Builtin("barrier", "Wait for every invocation of the workgroup."),
     "atomic_add": Builtin("atomic_add", "``atomic_add(memory, index, value)`` (i32, u32)."),
     "atomic_max": Builtin("atomic_max", "``atomic_max(memory, index, value)`` (i32, u32)."),
@@ -140,6 +142,7 @@ class Lowering:
         self.constants = constants
         self.locals: dict[str, ir.Type] = {}
         self.shared: dict[str, ir.Shared] = {}
+        self.arrays: dict[str, ir.Shared] = {}  # each invocation's own
         self.written: set[str] = set()
         self.atomics: set[str] = set()
         self.depth = 0  # how deep in loops and conditions (shared arrays go at the top)
@@ -206,13 +209,14 @@ class Lowering:
 
     def assign(self, target: ast.expr, value: ast.expr, node: ast.stmt) -> list[ir.Stmt]:
         if isinstance(target, ast.Name):
-            if isinstance(value, ast.Call) and self.builtin_name(value.func) == "shared":
-                self.declare_shared(target.id, value)
+            if isinstance(value, ast.Call) and self.builtin_name(value.func) in (
+                    "shared", "local_array"):
+                self.declare_array(target.id, value)
                 return []
             if target.id in self.params or target.id in self.constants:
                 raise self.fail(node, f"{target.id} is a parameter: assign a new variable")
-            if target.id in self.shared:
-                raise self.fail(node, f"{target.id} is a shared array: assign its elements")
+            if target.id in self.shared or target.id in self.arrays:
+                raise self.fail(node, f"{target.id} is an array: assign its elements")
             expr = self.expression(value)
             known = self.locals.setdefault(target.id, expr.type)
             if known is not expr.type:
@@ -225,21 +229,24 @@ class Lowering:
             return [ir.Store(memory, index, expr)]
         raise self.fail(node, "assign a variable or an element (x = ..., t[i] = ...)")
 
-    def declare_shared(self, name: str, call: ast.Call) -> None:
+    def declare_array(self, name: str, call: ast.Call) -> None:
+        """``name = shared(type, size)`` or ``name = local_array(type, size)``."""
+        what = self.builtin_name(call.func)
         if self.depth:
-            raise self.fail(call, "declare shared arrays at the top of the kernel, outside "
+            raise self.fail(call, f"declare {what} arrays at the top of the kernel, outside "
                                   "loops and conditions")
         if len(call.args) != 2:
-            raise self.fail(call, "shared(type, size)")
-        kind = self.static(call.args[0], "a shared array's type")
-        size = self.static(call.args[1], "a shared array's size")
+            raise self.fail(call, f"{what}(type, size)")
+        kind = self.static(call.args[0], f"a {what} array's type")
+        size = self.static(call.args[1], f"a {what} array's size")
         if not isinstance(kind, ir.Type) or kind is ir.BOOL:
-            raise self.fail(call, "shared(type, size) takes f32, i32 or u32")
+            raise self.fail(call, f"{what}(type, size) takes f32, i32 or u32")
         if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
-            raise self.fail(call, "a shared array's size is a positive constant int")
-        if name in self.shared or name in self.locals or name in self.params:
+            raise self.fail(call, f"a {what} array's size is a positive constant int")
+        if name in self.shared or name in self.arrays or name in self.locals or \
+                name in self.params:
             raise self.fail(call, f"{name} is already defined")
-        self.shared[name] = ir.Shared(name, kind, size)
+        (self.shared if what == "shared" else self.arrays)[name] = ir.Shared(name, kind, size)
 
     def call_statement(self, node: ast.expr) -> list[ir.Stmt]:
         if not isinstance(node, ast.Call):
@@ -256,6 +263,9 @@ class Lowering:
                 raise self.fail(node, f"{name}(memory, index, value)")
             subscript = ast.copy_location(ast.Subscript(args[0], args[1], ast.Load()), node)
             memory, element, index = self.element(subscript)
+            if memory in self.arrays:
+                raise self.fail(node, f"{name} works on tensors and shared arrays: {memory} "
+                                      "is the invocation's own")
             if element.kind not in "iu":
                 raise self.fail(node, f"{name} works on i32 and u32 memory, not {element}")
             self.written.add(memory)
@@ -425,8 +435,8 @@ class Lowering:
             if param.tensor:
                 raise self.fail(node, f"{node.id} is a tensor: index it ({node.id}[i])")
             return ir.Var(node.id, param.type)
-        if node.id in self.shared:
-            raise self.fail(node, f"{node.id} is a shared array: index it ({node.id}[i])")
+        if node.id in self.shared or node.id in self.arrays:
+            raise self.fail(node, f"{node.id} is an array: index it ({node.id}[i])")
         value = self.resolve(node)
         if isinstance(value, (bool, int, float)):
             return self.constant(value, node)
@@ -533,7 +543,8 @@ class Lowering:
             if MATH[name].domain != "numeric" and value.type is not ir.F32:
                 raise self.fail(node, f"{name} takes an f32, not a {value.type}")
             return ir.Call(name, (value,), value.type)
-        if name in ("barrier", "atomic_add", "atomic_max", "shared", "static_range", "range"):
+        if name in ("barrier", "atomic_add", "atomic_max", "shared", "local_array",
+                    "static_range", "range"):
             raise self.fail(node, f"{name}(...) is a statement of its own here")
         raise self.fail(node, "this call is not in the kernel language (math functions, min, "
                               "max, abs, select, casts and the positions are)")
@@ -566,10 +577,11 @@ class Lowering:
                 raise self.fail(index, f"an index is an i32 or a u32, not a {expr.type}")
         exprs = [self.adapt(e, ir.I32, node) if e.type is ir.U32 and isinstance(e, ir.Const)
                  else e for e in exprs]
-        if name in self.shared:
+        array = self.shared.get(name) or self.arrays.get(name)
+        if array is not None:
             if len(exprs) != 1:
-                raise self.fail(node, f"{name} is a shared array: one index")
-            return name, self.shared[name].type, exprs[0]
+                raise self.fail(node, f"{name} is an array: one index")
+            return name, array.type, exprs[0]
         param = self.params.get(name)
         if param is None or not param.tensor:
             raise self.fail(node, f"{name} is not a tensor parameter or a shared array")
@@ -623,4 +635,4 @@ def lower(source: Source, scope: dict[str, Any], params: tuple[ir.Param, ...],
     written = tuple(p.name for p in params if p.name in lowering.written)
     return ir.Kernel(source.tree.name, params, tuple(lowering.shared.values()), body, written,
                      frozenset(lowering.atomics), f"{source.file}:{source.first_line}",
-                     tuple(lowering.locals.items()))
+                     tuple(lowering.locals.items()), tuple(lowering.arrays.values()))

@@ -280,7 +280,9 @@ class State:
                       for axis, n in enumerate(shape)}
         self.length = {name: math.prod(shape) for name, shape in shapes.items()}
         self.rows = {a.name: a.size for a in kernel.shared}
+        self.own = {a.name: a.size for a in kernel.arrays}  # a row per lane
         self.length.update(self.rows)
+        self.length.update(self.own)
         self.written = set(kernel.written)
 
     def out_of_range(self, memory: str, index: int) -> KernelError:
@@ -305,14 +307,19 @@ class State:
         return index
 
     def place(self, memory: str, index: Value) -> Value:
-        """Where `index` lies in `memory`'s flat array (in the lane's row, if shared)."""
+        """Where `index` lies in `memory`'s flat array (in the lane's workgroup's row, if
+        shared; in the lane's own row, for an invocation's own array)."""
+        own = self.own.get(memory)
+        if own is not None:
+            return self.lanes.index * own + index if self.lanes.count > 1 else index
         size = self.rows.get(memory)
         starts = None if size is None else self.lanes.row_starts(size)
         return index if starts is None else starts + index
 
     def through_lanes(self, memory: str, index: Value) -> bool:
         """Whether `index` is each lane's number into a tensor (a slice's worth of it)."""
-        return index is self.lanes.index and memory not in self.rows
+        return index is self.lanes.index and memory not in self.rows and \
+            memory not in self.own
 
     def check_lanes(self, memory: str, mask: Mask) -> None:
         """That no active lane numbers past `memory`'s end (the index being the lane's)."""
@@ -634,6 +641,8 @@ def run_numpy(kernel: ir.Kernel, tensors: dict[str, Tensor], scalars: dict[str, 
         memory[name] = flat
     for array in kernel.shared:
         memory[array.name] = np.zeros(lanes.groups * array.size + 1, DTYPES[array.type])
+    for array in kernel.arrays:  # each lane's own: a row per lane
+        memory[array.name] = np.zeros(lanes.count * array.size + 1, DTYPES[array.type])
     values = {p.name: _scalar(scalars[p.name], p.type) for p in kernel.params if not p.tensor}
     state = State(kernel, lanes, memory, {name: t.shape for name, t in tensors.items()},
                   values)

@@ -14,13 +14,13 @@ from .sources import HEADER, load
 
 _LINE_OFFSET = HEADER.count("\n")  # the source's first line is the file's line 4
 
-#: (kernel body, words of the error) for constructs outside the language; the error names
-#: the body's last line, or the first where the body is one compound statement
+#: (kernel body, words of the error[, the line it names: the body's last by default]) for
+#: constructs outside the language
 BAD = [
     ("return 1", "return"),
     ("for i in range(3):\n    break", "break"),
     ("for i in range(3):\n    continue", "continue"),
-    ("with open('x'):\n    pass", "with"),
+    ("with open('x'):\n    pass", "with", 0),
     ("v = [1, 2]", "List is not in the kernel language"),
     ("v = 'text'", "str literal"),
     ("v = x[0:2]", "slices"),
@@ -29,15 +29,17 @@ BAD = [
     ("v = n / 2", "div of i32 values"),
     ("v = x[0] + n", "i32 where f32 is wanted"),
     ("v = x[0] & 1", "bitwise_and of f32"),
-    ("if n:\n    v = 1", "a condition is a bool"),
+    ("if n:\n    v = 1", "a condition is a bool", 0),
     ("v = K.exp(n)", "exp takes an f32"),
     ("v = len(x)", "this call is not in the kernel language"),
     ("v = x[0.5]", "an index is an i32 or a u32"),
     ("x[0] = 1\nn = 3", "n is a parameter"),
-    ("for i in range(0, n, n):\n    pass", "a range's step must be a compile-time constant"),
+    ("for i in range(0, n, n):\n    pass", "a range's step must be a compile-time constant", 0),
     ("v = 1\nif v > 0:\n    s = K.shared(K.f32, 4)", "declare shared arrays at the top"),
     ("s = K.shared(K.f32, n)", "a shared array's size must be a compile-time constant"),
     ("K.barrier(1)", "barrier() takes no arguments"),
+    ("a = K.local_array(K.i32, 2)\nK.atomic_add(a, 0, 1)", "a is the invocation's own"),
+    ("for i in range(2):\n    a = K.local_array(K.f32, 2)", "declare local_array arrays at the"),
     ("K.atomic_add(x, 0, 1.0)", "atomic_add works on i32 and u32"),
     ("v = x[0]\nv = n", "i32 where f32 is wanted"),
     ("x[0, 1] = 1.0", "x has 1 dims"),
@@ -47,8 +49,9 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("body, words", BAD, ids=[w for _, w in BAD])
-def test_each_construct_outside_the_language_names_its_line(body, words):
+@pytest.mark.parametrize("case", BAD, ids=[case[1] for case in BAD])
+def test_each_construct_outside_the_language_names_its_line(case):
+    body, words = case[:2]
     source = "def k(x: Tensor[f32], n: i32):\n" + "\n".join(
         "    " + line for line in body.splitlines())
     kernel = load(source)
@@ -57,9 +60,7 @@ def test_each_construct_outside_the_language_names_its_line(body, words):
     message = str(caught.value)
     assert words in message
     lines = body.splitlines()
-    bad = 0 if lines[0].endswith(":") and not lines[-1].strip().startswith(("break",
-                                                                          "continue")) \
-        else len(lines) - 1
+    bad = case[2] if len(case) > 2 else len(lines) - 1
     assert re.search(rf"kernel_\d+\.py:{_LINE_OFFSET + 2 + bad}: ", message), message
     assert lines[bad].strip() in message  # the source line is shown
 

@@ -112,3 +112,19 @@ def test_a_barrier_is_reached_by_the_whole_workgroup(checker):
         """)
     with pytest.raises(KernelError, match="reached a barrier that others did not"):
         kernel[1, 4](pyburn.zeros(4, device=checker))
+
+
+def test_an_invocations_own_array_is_its_own_and_starts_at_zero(device):
+    kernel = load("""
+        def k(out: Tensor[i32]):
+            own = K.local_array(K.i32, 4)
+            i = K.global_id(0)
+            for j in range(i % 4):
+                own[j] = own[j] + i + j
+            total = 0
+            for j in range(4):
+                total += own[j]
+            out[i] = total
+        """)
+    want = [sum(i + j for j in range(i % 4)) for i in range(16)]
+    assert kernel[2, 8]((16,)).tolist() == want
