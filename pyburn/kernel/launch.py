@@ -209,7 +209,7 @@ def executor(device: Device) -> Executor:
 
         return run_numpy
     if name == "wgpu":
-        from .wgsl import run_wgsl  # import time: the WGSL code generator
+        from .wgsl_exec import run_wgsl  # import time: the WGSL code generator
 
         return run_wgsl
     return run_interpreted

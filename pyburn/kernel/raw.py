@@ -33,7 +33,7 @@ from .._tensor import Tensor, wrap
 from ..dtypes import float32, int32
 from ..ops.creation import zeros
 from .ir import KernelError
-from .wgsl import bind_range, gpu_of, prepared
+from .wgsl_exec import bind_range, gpu_of, prepared
 
 _STORAGE = re.compile(r"@group\(\s*0\s*\)\s*@binding\(\s*(\d+)\s*\)\s*var<\s*storage\s*,\s*"
                       r"(read|read_write)\s*>\s*(\w+)\s*:\s*array<\s*(\w+)\s*>")

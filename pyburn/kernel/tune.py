@@ -19,14 +19,13 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .._tensor import Tensor
-from ..runtime import IN_BROWSER
+from . import cache
 from .ir import KernelError
 
 #: timed calls of each choice (after one untimed call: compiles happen there)
@@ -35,9 +34,8 @@ RUNS = 3
 
 def cache_file() -> Path | None:
     """Where picks are kept between processes (None in a browser: memory only)."""
-    from ..data.datasets import data_root  # import time: pyburn.data loads on first use
-
-    return None if IN_BROWSER else data_root() / "autotune.json"
+    root = cache.folder()
+    return None if root is None else root / "autotune.json"
 
 
 def _stored() -> dict[str, dict[str, Any]]:
@@ -53,17 +51,9 @@ def _stored() -> dict[str, dict[str, Any]]:
 
 def _store(key: str, pick: dict[str, Any]) -> None:
     path = cache_file()
-    if path is None:
-        return
-    stored = _stored()
-    stored[key] = pick
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(stored, indent=1, sort_keys=True))
-        temporary.replace(path)  # whole: another process reads the old file or the new
-    except OSError:  # a read-only home: the pick lives in memory
-        pass
+    if path is not None:
+        cache.write_whole(path, json.dumps({**_stored(), key: pick}, indent=1,
+                                           sort_keys=True))
 
 
 def _where(args: tuple) -> str:
