@@ -33,7 +33,6 @@ from .._tensor import Tensor, wrap
 from ..dtypes import float32, int32
 from ..ops.creation import zeros
 from .ir import KernelError
-from .wgsl_exec import bind_range, gpu_of, prepared
 
 _STORAGE = re.compile(r"@group\(\s*0\s*\)\s*@binding\(\s*(\d+)\s*\)\s*var<\s*storage\s*,\s*"
                       r"(read|read_write)\s*>\s*(\w+)\s*:\s*array<\s*(\w+)\s*>")
@@ -86,6 +85,8 @@ class RawShader:
         if len(devices) != 1 or next(iter(devices)).backend.name != "wgpu":
             raise KernelError("a WGSL shader runs on one wgpu device: give its tensors there "
                               f"(got {', '.join(sorted(d.name for d in devices)) or 'none'})")
+        from .wgsl_exec import bind_range, gpu_of, prepared  # import time: wgpu's modules
+
         device = devices.pop()
         gpu, ready, handle = gpu_of(device.backend)
         bindings, written, held = {}, [], []  # held until dispatched: a buffer no one
