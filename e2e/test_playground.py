@@ -53,6 +53,22 @@ def test_kernels_run_in_the_page_as_on_the_desktop(page: object) -> None:
     assert run_in_page(page, "import pyburn\nprint(pyburn.device())\n").startswith("wgpu")
 
 
+KEPT = """import pyburn
+from pyburn.kernel import examples, wgsl_exec
+examples.gelu(pyburn.arange(4.0)).tolist()
+print(wgsl_exec.STATS.generated, wgsl_exec.STATS.from_disk)
+"""
+
+
+def test_the_next_visit_finds_its_shaders_in_indexeddb(module_web: object) -> None:
+    """A kernel's WGSL, generated on one visit, is read back from IndexedDB on the next (a
+    new page: a new worker, a new Python)."""
+    first = run_in_page(module_web.open("playground.html"), KEPT).split()
+    second = run_in_page(module_web.open("playground.html"), KEPT).split()
+    assert sum(map(int, first)) == 1  # made here, or kept by an earlier test of the module
+    assert second == ["0", "1"]
+
+
 def test_every_example_runs(page: object) -> None:
     for example in sorted(EXAMPLES.glob("*.py")):
         output = run_in_page(page, example.read_text())

@@ -9,6 +9,9 @@
  */
 
 const MANIFEST = "pyburn-web.json";
+// Where pyburn keeps what outlives a visit (generated shaders, autotune's picks): a folder of
+// Emscripten's IDBFS, which IndexedDB backs; pyburn finds it as $PYBURN_DATA.
+const KEPT = "/pyburn-kept";
 
 // Entering Python through a "promising" call lets a synchronous read (`t.tolist()` on WebGPU)
 // block on the GPU with `pyodide.ffi.run_sync`. Engines without JS Promise Integration refuse
@@ -53,6 +56,7 @@ export class Session {
    */
   constructor(emit) {
     this.emit = emit;
+    this.kept = null;
     this.pyodide = null;
     this.gpu = null;
     this.globals = null;
@@ -88,6 +92,7 @@ export class Session {
       // Pyodide would otherwise print its package-loading chatter to the console.
       messageCallback: () => {},
     });
+    this.kept = await keptFolder(pyodide);
     pyodide.setStdout(textStream(this.emit, "stdout"));
     pyodide.setStderr(textStream(this.emit, "stderr"));
     pyodide.registerJsModule("pyburn_web", {
@@ -111,6 +116,7 @@ export class Session {
 
     status("webgpu", "looking for a WebGPU adapter");
     this.pyodide = pyodide;
+    if (this.kept) pyodide.runPython(`import os; os.environ["PYBURN_DATA"] = "${KEPT}"`);
     this.globals = pyodide.globals.get("dict")();
     this.gpu = plain(await pyodide.runPythonAsync(CONNECT, { globals: this.globals }));
     const versions = plain(pyodide.runPython(
@@ -130,7 +136,16 @@ export class Session {
 
   /** Runs Python source in the session's namespace; resolves to its last expression's value. */
   async run(code) {
-    return plain(await this.pyodide.runPythonAsync(code, { globals: this.globals }));
+    try {
+      return plain(await this.pyodide.runPythonAsync(code, { globals: this.globals }));
+    } finally {
+      await this.keep();
+    }
+  }
+
+  /** Writes what Python kept in `KEPT` during a request to IndexedDB. */
+  async keep() {
+    if (this.kept) await syncfs(this.pyodide, false).catch(() => {});
   }
 
   /** Calls the Python function `name` of the session's namespace (`async def` ones too). */
@@ -149,6 +164,26 @@ export class Session {
     } finally {
       fn.destroy();
       for (const a of pyArgs) a?.destroy?.();
+      await this.keep();
     }
+  }
+}
+
+/** `FS.syncfs` as a promise: from IndexedDB into the folder (`populate`), or back. */
+function syncfs(pyodide, populate) {
+  return new Promise((resolve, reject) => pyodide.FS.syncfs(populate, (error) =>
+    error ? reject(error) : resolve()));
+}
+
+/** `KEPT`, mounted on IndexedDB and filled from it; null where IndexedDB is refused (some
+ * private windows): then nothing outlives the visit. */
+async function keptFolder(pyodide) {
+  try {
+    pyodide.FS.mkdirTree(KEPT);
+    pyodide.FS.mount(pyodide.FS.filesystems.IDBFS, {}, KEPT);
+    await syncfs(pyodide, true);
+    return KEPT;
+  } catch {
+    return null;
   }
 }

@@ -1,6 +1,7 @@
 """Where pyburn.kernel keeps what outlives a process: generated shaders and autotune's picks,
-in ``$PYBURN_DATA`` (``~/.cache/pyburn``, where datasets go too); in a browser, nothing
-(memory only)."""
+in ``$PYBURN_DATA`` (``~/.cache/pyburn``, where datasets go too). In a browser, where the page
+gives one (``web/session.js`` mounts a folder that IndexedDB keeps between visits and names it
+in ``$PYBURN_DATA``); else nothing is kept (memory only)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from ..runtime import IN_BROWSER
 
 
 def folder() -> Path | None:
-    """The folder of the kept files (None in a browser)."""
+    """The folder of the kept files (None in a browser whose page gives none)."""
     if IN_BROWSER:
-        return None
+        given = os.environ.get("PYBURN_DATA")
+        return Path(given) if given else None
     from ..data.datasets import data_root  # import time: pyburn.data loads on first use
 
     return data_root()

@@ -1,7 +1,8 @@
 """`autotune`: pick among a function's constant choices (tile sizes, workgroup sizes) by
 timing each on the first call for an argument signature, then keep the pick, per device
 and adapter, in memory and on disk (``autotune.json`` in ``$PYBURN_DATA``, by default
-``~/.cache/pyburn``, where datasets go too), so that the next process does not time again.
+``~/.cache/pyburn``, where datasets go too; in a browser, IndexedDB where the page keeps a
+folder there: see `cache`), so that the next process does not time again.
 
 >>> import pyburn
 >>> from pyburn.kernel import autotune
@@ -33,7 +34,7 @@ RUNS = 3
 
 
 def cache_file() -> Path | None:
-    """Where picks are kept between processes (None in a browser: memory only)."""
+    """Where picks are kept between processes (None where nothing is kept: `cache`)."""
     root = cache.folder()
     return None if root is None else root / "autotune.json"
 

@@ -475,7 +475,8 @@ def _generate(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Shader:
 
 def _kept(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Path | None:
     """Where the shader of this IR and group is kept between processes (``kernels/`` in
-    `cache.folder`), by a digest of them and of what generates shaders; None in a browser."""
+    `cache.folder`), by a digest of them and of what generates shaders; None where nothing is
+    kept."""
     root = cache.folder()
     if root is None:
         return None
