@@ -125,11 +125,13 @@ class Backend:
         return None
 
     def queue_range_check(self, x: Handle, ndim: int, dtype: DType, floor: int, size: int,
-                          what: str, caller: str, ignore: int | None = None) -> bool:
+                          what: str, caller: Callable[[], str],
+                          ignore: int | None = None) -> bool:
         """Queue the check that every entry of the index tensor `x` lies in ``[floor, size)``
         (entries equal to `ignore` aside), to raise IndexOutOfRange naming `what` and
-        `caller` (where the user called it) at the next read, and return True. A backend
-        whose ops run elsewhere checks there (remote: on the server, in order with the ops).
+        ``caller()`` (where the user called it: asked only by a backend that queues) at the
+        next read, and return True. A backend whose ops run elsewhere checks there (remote: on
+        the server, in order with the ops).
         False (the default): the tensor layer checks (reading the bounds, or `read_hooks`),
         or the backend's op does (nll_loss)."""
         return False

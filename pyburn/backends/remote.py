@@ -18,6 +18,7 @@ import os
 import threading
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from ..dtypes import DType, as_dtype
@@ -333,10 +334,11 @@ class RemoteBackend(Backend):
         return out, tuple(shape)
 
     def queue_range_check(self, x: RemoteHandle, ndim: int, dtype: DType, floor: int,
-                          size: int, what: str, caller: str, ignore: int | None = None) -> bool:
+                          size: int, what: str, caller: Callable[[], str],
+                          ignore: int | None = None) -> bool:
         """Checked on the server, in order with the ops: an index out of range answers the
         next read, as IndexOutOfRange (no round trip now)."""
-        self._queue("check_range", (x, ndim, dtype, floor, size, what, caller, ignore))
+        self._queue("check_range", (x, ndim, dtype, floor, size, what, caller(), ignore))
         return True
 
     def nll_loss(self, *args: Any) -> tuple[RemoteHandle, None]:

@@ -28,12 +28,23 @@ DTYPE_OF = {kind: dtype for dtype, kind in TYPE_OF.items()}
 Dims = tuple[int, int, int]
 
 
-def _dims(value: Any, what: str) -> Dims:
+def dims(value: Any, what: str) -> Dims:
+    """A launch's grid or workgroup (an int or up to three) as three sizes."""
     sizes = (value,) if isinstance(value, int) else tuple(value)
     if not 1 <= len(sizes) <= 3 or not all(isinstance(n, int) and n >= 1 for n in sizes):
         raise KernelError(f"a launch's {what} is a positive int or up to three of them, not "
                           f"{value!r}")
     return (*sizes, *(1,) * (3 - len(sizes)))  # type: ignore[return-value]
+
+
+def output(value: Any, dtype: DType, device: Device) -> Any:
+    """An output given as its shape (an int or a sequence of them): zeros of `dtype` on
+    `device`; given as a tensor (its starting contents), or anything else, as it is."""
+    if isinstance(value, int) or isinstance(value, (list, tuple)) and all(
+            isinstance(n, int) for n in value):
+        shape = (value,) if isinstance(value, int) else tuple(value)
+        return zeros(*shape, dtype=dtype, device=device)
+    return value
 
 
 class KernelFunction:
@@ -61,7 +72,7 @@ class KernelFunction:
         if not (isinstance(launch, tuple) and len(launch) == 2):
             raise KernelError(f"launch {self.fn.__name__} as {self.fn.__name__}[grid, "
                               "workgroup](*args)")
-        return Launch(self, _dims(launch[0], "grid"), _dims(launch[1], "workgroup"))
+        return Launch(self, dims(launch[0], "grid"), dims(launch[1], "workgroup"))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise KernelError(f"launch {self.fn.__name__} as {self.fn.__name__}[grid, "
@@ -151,9 +162,8 @@ class Launch:
     def tensor(self, param: ir.Param, value: Any, device: Device, written: bool) -> Tensor:
         name = f"{self.function.fn.__name__}: {param.name}"
         dtype = DTYPE_OF[param.type]
-        if written and not isinstance(value, Tensor):  # a shape: the kernel's own output
-            shape = (value,) if isinstance(value, int) else tuple(value)
-            value = zeros(*shape, dtype=dtype, device=device)
+        if written:
+            value = output(value, dtype, device)
         if not isinstance(value, Tensor):
             raise KernelError(f"{name} is a Tensor[{param.type}] (or, for an output, its "
                               f"shape), not {type(value).__name__}")

@@ -25,14 +25,13 @@ arguments never change. The workgroup size is the shader's own.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._tensor import Tensor, wrap
 from ..dtypes import float32, int32
-from ..ops.creation import zeros
 from .ir import KernelError
+from .launch import dims, output
 
 _STORAGE = re.compile(r"@group\(\s*0\s*\)\s*@binding\(\s*(\d+)\s*\)\s*var<\s*storage\s*,\s*"
                       r"(read|read_write)\s*>\s*(\w+)\s*:\s*array<\s*(\w+)\s*>")
@@ -67,11 +66,8 @@ class RawShader:
                                   "hold f32 or i32 (or u32 words, read-only)")
 
     def __getitem__(self, grid: Any) -> Any:
-        sizes = (grid,) if isinstance(grid, int) else tuple(grid)
-        if not 1 <= len(sizes) <= 3 or not all(isinstance(n, int) and n >= 1 for n in sizes):
-            raise KernelError(f"a shader's grid is a positive int or up to three, not {grid!r}")
-        grid3 = (*sizes, *(1,) * (3 - len(sizes)))
-        return lambda **buffers: self.run(grid3, buffers)  # type: ignore[arg-type]
+        grid3 = dims(grid, "grid")
+        return lambda **buffers: self.run(grid3, buffers)
 
     def run(self, grid: tuple[int, int, int], given: dict[str, Any]) -> Any:
         """Bind `given` to the buffers by name, dispatch, and return the written ones."""
@@ -114,9 +110,8 @@ class RawShader:
     @staticmethod
     def _tensor(b: Buffer, value: Any, device: Any) -> Tensor:
         dtype = _DTYPES.get(b.element, int32)
-        if b.writable and isinstance(value, (int, Sequence)) and not isinstance(value, Tensor):
-            shape = (value,) if isinstance(value, int) else tuple(value)
-            value = zeros(*shape, dtype=dtype, device=device)
+        if b.writable:
+            value = output(value, dtype, device)
         if not isinstance(value, Tensor) or value.dtype is not dtype:
             raise KernelError(f"buffer {b.name} (array<{b.element}>) takes a {dtype.name} "
                               f"tensor, not {getattr(value, 'dtype', type(value).__name__)}")

@@ -36,7 +36,7 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     backend = index.device.backend
     hooks = backend.read_hooks()
     if backend.queue_range_check(index._h, index.ndim, index.dtype, floor, size,
-                                 what, call_site()):
+                                 what, call_site):
         wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     elif hooks is None:  # reading the bounds returns at once
         low, high = index.amin().item(), index.amax().item()

@@ -41,7 +41,8 @@ print(examples.gelu(x).tolist()[3], wgsl_exec.STATS.generated, wgsl_exec.STATS.f
 """
 
 
-@pytest.mark.skipif(wgpu.unavailable_reason() is not None, reason="no wgpu here")
+@pytest.mark.skipif(wgpu.unavailable_reason() is not None,
+                    reason="under Pyodide: no wgpu and no second process")
 def test_a_second_process_finds_the_shader_on_disk(tmp_path):
     """The WGSL of a kernel is kept in $PYBURN_DATA/kernels: the next process generates
     nothing."""

@@ -551,8 +551,6 @@ def test_the_cli_token_file_refuses_a_wrong_token_and_accepts_the_right_one(tmp_
             second[0].close()
 
 
-@pytest.mark.skipif(not hasattr(Limits(), "memory_bytes"),
-                    reason="the per-session memory limit (Limits.memory_bytes) is not there yet")
 def test_a_session_past_its_memory_limit_gets_an_error_and_keeps_what_fitted():
     """Past Limits.memory_bytes a session's next read raises a RemoteError naming memory; its
     earlier tensors read back, another session is unaffected, and closing it gives back

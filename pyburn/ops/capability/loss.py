@@ -23,7 +23,7 @@ def nll_loss(logp: Tensor, target: Tensor, axis: int, weight: Tensor | None, ign
     backend = logp.device.backend
     # a backend that checks where its ops run (remote) checks the targets there, in order
     backend.queue_range_check(target._h, target.ndim, target.dtype, 0, logp.shape[axis],
-                              op, call_site(), ignore=ignore_index)
+                              op, call_site, ignore=ignore_index)
     handle, bad = backend.nll_loss(logp._h, target._h, axis,
                                    None if weight is None else weight._h, ignore_index,
                                    reduction)
