@@ -198,7 +198,7 @@ class RemoteBackend(Backend):
         self._lock = threading.RLock()  # one thread at a time queues and sends
         self._connection: Connection = (run_sync(PageConnection.open(url, TIMEOUT))
                                         if IN_BROWSER else SocketConnection(url, TIMEOUT))
-        welcome = self._request(("hello", VERSION, "", token))
+        welcome = self._request(("hello", VERSION, 0, token))
         if welcome[0] != "welcome":
             raise RemoteError(f"unexpected answer to hello from {url}: {welcome[0]!r}")
         _, _, served, dtypes, flags = welcome

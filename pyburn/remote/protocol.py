@@ -4,8 +4,9 @@ Every frame is one MessagePack array (`wire`) whose first item names its kind. A
 sends, in order:
 
 ``("hello", VERSION, device, token)``
-    once, first; the server answers ``("welcome", VERSION, backend name, dtypes, caps)`` or
-    ``("error", kind, message)`` and closes.
+    once, first (`device` is the served device's index: 0, the one a server serves); the
+    server answers ``("welcome", VERSION, backend name, dtypes, caps)`` or ``("error", kind,
+    message)`` and closes.
 ``("register", graph_id, tasks)``
     a graph: tasks ``(task, args)``, each the `Backend` method `task` (a key of `TASKS`)
     called with `args`, in which a `LocalRef` stands for the k-th handle the graph's own

@@ -470,10 +470,13 @@ class Server:
         """Raise SessionError unless `message` is a hello this server accepts."""
         if not (isinstance(message, tuple) and len(message) == 4 and message[0] == "hello"):
             raise SessionError("protocol", "the first message is (hello, version, device, token)")
-        _, version, _, token = message
+        _, version, index, token = message
         if version != VERSION:
             raise SessionError("protocol", f"protocol version {version!r}; this server speaks "
                                            f"{VERSION}")
+        if index != 0:
+            raise SessionError("protocol", f"device {index!r}: this server serves one device, "
+                                           "index 0")
         if self.token is not None and not (isinstance(token, str) and hmac.compare_digest(
                 token.encode(), self.token.encode())):
             raise SessionError("auth", "wrong token")

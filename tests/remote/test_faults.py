@@ -269,7 +269,7 @@ def _answered(frame: bytes | str) -> bool:
 
 
 def _hello(ws: Any) -> tuple:
-    ws.send(pack(("hello", VERSION, "", None)))
+    ws.send(pack(("hello", VERSION, 0, None)))
     return unpack(ws.recv(timeout=10))
 
 

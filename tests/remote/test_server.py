@@ -95,7 +95,7 @@ def test_a_closed_session_frees_every_tensor_it_held():
 def _raw(url: str, *frames: bytes) -> list:
     """The answers a raw WebSocket client gets to a hello, then `frames` (one each, or none)."""
     with connect(url, open_timeout=10) as ws:
-        ws.send(pack(("hello", VERSION, "", None)))
+        ws.send(pack(("hello", VERSION, 0, None)))
         answers = [unpack(ws.recv(timeout=10))]
         for frame in frames:
             ws.send(frame)
@@ -140,8 +140,12 @@ def test_hello_checks_version_and_token(tmp_path):
             RemoteBackend(url)
         assert RemoteBackend(url, token="s3cret").served == "flex"
         with connect(url, open_timeout=10) as ws:
-            ws.send(pack(("hello", VERSION + 1, "", "s3cret")))
+            ws.send(pack(("hello", VERSION + 1, 0, "s3cret")))
             assert unpack(ws.recv(timeout=10))[:2] == ("error", "protocol")
+        with connect(url, open_timeout=10) as ws:
+            ws.send(pack(("hello", VERSION, 1, "s3cret")))
+            assert unpack(ws.recv(timeout=10))[2] == ("device 1: this server serves one device, "
+                                                      "index 0")
 
 
 def test_sessions_and_tensors_per_session_are_limited():
@@ -269,7 +273,7 @@ def test_browsers_connect_only_from_the_origins_the_server_names():
     with Background("cpu", origins=("http://127.0.0.1:8000",)) as background:
         url = background.address.removeprefix("remote+")
         with connect(url, open_timeout=10, origin="http://127.0.0.1:8000") as ws:
-            ws.send(pack(("hello", VERSION, "", None)))
+            ws.send(pack(("hello", VERSION, 0, None)))
             assert unpack(ws.recv(timeout=10))[0] == "welcome"
         with pytest.raises(InvalidStatus, match="403"):
             connect(url, open_timeout=10, origin="http://elsewhere.example")
