@@ -51,6 +51,14 @@ def test_kernels_run_in_the_page_as_on_the_desktop(page: object) -> None:
     assert output == desktop
     assert output.endswith("agree: True\n")
     assert run_in_page(page, "import pyburn\nprint(pyburn.device())\n").startswith("wgpu")
+    # the row sums ran on SwiftShader's own subgroups (4 wide), flex's on emulated ones
+    assert run_in_page(page, FEATURES).strip() == "True"
+
+
+FEATURES = """import pyburn
+from pyburn.kernel import wgsl_exec
+print("subgroups" in wgsl_exec.gpu_of(pyburn.device().backend)[0].runtime.features)
+"""
 
 
 KEPT = """import pyburn

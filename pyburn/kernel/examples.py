@@ -1,5 +1,6 @@
 """Kernels written with `pyburn.kernel`, each with the function that launches it: a fused
-GELU, a row softmax with workgroup reductions, a tiled matmul with shared memory (its block
+GELU, a row softmax with workgroup reductions, an RMSNorm with subgroup reductions, a tiled
+matmul with shared memory (its block
 size picked by `autotune`), a histogram with atomics, and a custom op with its own backward
 (`smooth_abs`). They run on
 every device (the tests run each on flex, cpu and wgpu) and read as templates for your own.
@@ -31,7 +32,12 @@ from . import (
     local_array,
     local_id,
     shared,
+    sqrt,
     static_range,
+    subgroup_add,
+    subgroup_id,
+    subgroup_lane,
+    subgroup_size,
     tanh,
 )
 from . import Tensor as T
@@ -116,6 +122,39 @@ def softmax(x: Tensor) -> Tensor:
     """Softmax over the last dim of a 2-d tensor."""
     rows, width = x.shape
     return softmax_kernel[rows, ROW_GROUP](x.shape, x.contiguous(), width)
+
+
+@kernel
+def rms_norm_kernel(out: T[f32, 2], x: T[f32, 2], weight: T[f32], width: Const, eps: f32):
+    """RMSNorm of each row, one workgroup a row: each invocation sums the squares of a
+    strided share of the row, each subgroup adds up its invocations' sums (subgroup_add),
+    its first invocation keeps the result in shared memory, and every invocation adds up
+    the subgroups' sums. Whatever the adapter's subgroup size, the result is the same."""
+    sums = shared(f32, ROW_GROUP)  # one per subgroup: at most one per invocation
+    row = group_id(0)
+    lane = local_id(0)
+    total = 0.0
+    for j in range(lane, width, ROW_GROUP):
+        v = x[row, j]
+        total += v * v
+    total = subgroup_add(total)
+    if subgroup_lane() == 0:
+        sums[subgroup_id()] = total
+    barrier()
+    total = 0.0
+    for k in range((ROW_GROUP + subgroup_size() - 1) // subgroup_size()):
+        total += sums[k]
+    scale = 1.0 / sqrt(total / f32(width) + eps)
+    for j in range(lane, width, ROW_GROUP):
+        out[row, j] = x[row, j] * scale * weight[j]
+
+
+def rms_norm(x: Tensor, weight: Tensor, eps: float = 1e-6) -> Tensor:
+    """RMSNorm over the last dim of a 2-d tensor, times `weight` (PyTorch's
+    ``F.rms_norm(x, (width,), weight, eps)``)."""
+    rows, width = x.shape
+    return rms_norm_kernel[rows, ROW_GROUP](x.shape, x.contiguous(), weight.contiguous(),
+                                            width, eps)
 
 
 @kernel

@@ -1,7 +1,7 @@
 """The kernel interpreter: the reference semantics of the kernel IR (`ir.py`), in pure Python,
 for flex and for Pyodide without numpy. Every invocation runs in turn; a kernel that has
-barriers runs each invocation as a generator that stops at them, and a workgroup's
-invocations go round to each barrier together.
+barriers or subgroup reductions runs each invocation as a generator that stops at them, and
+a workgroup's invocations go round to each together.
 
 The IR is compiled once into Python closures (an expression into a function of the
 invocation's state, a statement into one that runs it), not walked on every evaluation.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from ..ops.elementwise import BINARY, UNARY
@@ -60,6 +60,24 @@ def _scalar_fn(entry: Any, operand: ir.Type) -> Callable:
     if operand.kind in "iu" and entry.py_int is not None:
         return entry.py_int
     return entry.safe or entry.py
+
+
+class _Reduction:
+    """A subgroup reduction's token: how two values combine, in lane order."""
+
+    def __init__(self, fn: Callable[[Any, Any], Any], fix: Callable[[Any], Any]):
+        self.combine = lambda a, b: fix(fn(a, b))
+
+    def over(self, values: list[Any], size: int) -> list[Any]:
+        """Each invocation's reduction of the values of its subgroup of `size`."""
+        out = []
+        for start in range(0, len(values), size):
+            part = values[start:start + size]
+            total = part[0]
+            for v in part[1:]:
+                total = self.combine(total, v)
+            out += [total] * len(part)
+        return out
 
 
 class State:
@@ -149,7 +167,7 @@ class Compiler:
 
     # ---- statements: a function of the state, or a generator function where a barrier is
     def has_barrier(self, stmt: ir.Stmt) -> bool:
-        if isinstance(stmt, ir.Barrier):
+        if isinstance(stmt, (ir.Barrier, ir.Subgroup)):
             return True
         children = {ir.If: ("then", "orelse"), ir.For: ("body",), ir.While: ("body",)}
         return any(self.has_barrier(s) for field in children.get(type(stmt), ())
@@ -192,9 +210,11 @@ class Compiler:
         if isinstance(st, ir.Barrier):
             token = object()  # which barrier: a workgroup's invocations must reach the same
 
-            def barrier(s: State) -> Iterator[object]:
-                yield token
+            def barrier(s: State) -> Iterator[tuple[object, None]]:
+                yield token, None
             return barrier
+        if isinstance(st, ir.Subgroup):
+            return self.reduction(st)
         if isinstance(st, ir.If):
             return self.conditional(st)
         if isinstance(st, ir.For):
@@ -214,6 +234,16 @@ class Compiler:
             i = at(s)
             s.memory[memory][i] = combine(s.memory[memory][i], value(s))
         return update
+
+    def reduction(self, st: ir.Subgroup) -> Callable:
+        """``name = subgroup_add(value)``: the invocation hands its value to `_in_step`,
+        which sends back its subgroup's reduction."""
+        name, value = st.name, self.expr(st.value)
+        token = _Reduction(_scalar_fn(BINARY[st.op], st.value.type), _fix(st.value.type))
+
+        def reduce(s: State) -> Iterator[tuple[object, Any]]:
+            s.vars[name] = yield token, value(s)
+        return reduce
 
     def conditional(self, st: ir.If) -> Callable:
         cond = self.expr(st.cond)
@@ -292,7 +322,10 @@ def run(kernel: ir.Kernel, memory: dict[str, list], scalars: dict[str, Any],
 
 def _state(g: tuple[int, ...], local: tuple[int, ...], grid: tuple[int, ...],
            group: tuple[int, ...], memory: dict[str, list], scalars: dict[str, Any]) -> State:
-    position = {}
+    index = local[0] + group[0] * (local[1] + group[1] * local[2])
+    position = {("subgroup_size", 0): ir.SUBGROUP_SIZE,
+                ("subgroup_id", 0): index // ir.SUBGROUP_SIZE,
+                ("subgroup_lane", 0): index % ir.SUBGROUP_SIZE}
     for axis in range(3):
         position["group", axis] = g[axis]
         position["local", axis] = local[axis]
@@ -304,19 +337,27 @@ def _state(g: tuple[int, ...], local: tuple[int, ...], grid: tuple[int, ...],
     return state
 
 
-def _in_step(invocations: list[Iterator[object]], name: str) -> None:
-    """Run a workgroup's invocations to each barrier together; all must reach it."""
+def _in_step(invocations: list[Generator[tuple[object, Any], Any, None]], name: str) -> None:
+    """Run a workgroup's invocations (in local-index order) to each barrier or subgroup
+    reduction together; all must reach it. A reduction's results are sent back to them."""
+    replies: list[Any] = [None] * len(invocations)
     running = invocations
     while running:
-        waiting, done, reached = [], 0, set()
-        for invocation in running:
+        waiting, done, reached, values = [], 0, set(), []
+        for invocation, reply in zip(running, replies):
             try:
-                reached.add(next(invocation))
-                waiting.append(invocation)
+                token, value = invocation.send(reply)
             except StopIteration:
                 done += 1
+                continue
+            reached.add(token)
+            waiting.append(invocation)
+            values.append(value)
         if (waiting and done) or len(reached) > 1:
             raise KernelError(f"kernel {name}: some invocations of a workgroup reached a "
-                              "barrier that others did not (a barrier under a condition that "
-                              "differs between them)")
+                              "barrier or a subgroup reduction that others did not (one "
+                              "under a condition that differs between them)")
+        token = next(iter(reached), None)
+        replies = token.over(values, ir.SUBGROUP_SIZE) if isinstance(token, _Reduction) \
+            else [None] * len(waiting)
         running = waiting

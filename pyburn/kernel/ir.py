@@ -17,7 +17,14 @@ The semantics (the interpreter's, `interpret.py`, is the reference):
   (interpreter, numpy) and undefined on a GPU;
 - a barrier waits for every invocation of the workgroup; every invocation of a workgroup
   must reach the same barriers (a barrier under a condition that differs between them is
-  an error where the executor can tell).
+  an error where the executor can tell);
+- the invocations of a workgroup form subgroups of `subgroup_size` consecutive ones, in
+  the order of their local index (``x`` fastest; the last subgroup may have fewer): the
+  adapter's subgroups where it has them and the workgroup is 1-d, else subgroups of
+  `SUBGROUP_SIZE`. A subgroup
+  reduction gives every invocation of a subgroup the sum, max or min of their values, in
+  lane order (in any order on hardware); like a barrier, every invocation of a workgroup
+  must reach it.
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ U32 = Type("u32", "u")
 BOOL = Type("bool", "b")
 #: the scalar types, by name
 TYPES = {t.name: t for t in (F32, I32, U32, BOOL)}
+#: the subgroup size of the executors without hardware subgroups: the interpreter, the numpy
+#: executor, and WGSL on an adapter without the ``subgroups`` feature
+SUBGROUP_SIZE = 32
 
 
 class Expr:
@@ -76,7 +86,9 @@ class Var(Expr):
 @dataclass(frozen=True)
 class Position(Expr):
     """An invocation's position (always `I32`): "global", "local" or "group" id along
-    `axis`, or the "groups" count or the "size" of a workgroup along it."""
+    `axis`, or the "groups" count or the "size" of a workgroup along it; or (`axis` 0) its
+    subgroup's "subgroup_id" in the workgroup, its "subgroup_lane" in that subgroup, or the
+    "subgroup_size"."""
 
     what: str
     axis: int
@@ -195,6 +207,16 @@ class While(Stmt):
 class Barrier(Stmt):
     """Wait for every invocation of the workgroup (and see what they wrote to shared
     arrays and, before it, to tensors)."""
+
+
+@dataclass(frozen=True)
+class Subgroup(Stmt):
+    """``name = subgroup_add(value)`` (`op` "add", "maximum" or "minimum", the op table's):
+    the reduction of `value` over the invocation's subgroup, which each of them gets."""
+
+    op: str
+    name: str
+    value: Expr
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ body assigns scalar variables, reads and writes tensor and shared elements, and 
 ``if``/``elif``/``else``, ``for ... in range(...)``, ``for ... in static_range(n)``
 (unrolled), ``while``, the operators, the op table's math functions, ``min``, ``max``,
 ``abs``, ``select``, casts (``f32(x)``), the positions (``global_id(0)``, ...), ``shared``,
-``barrier``, ``atomic_add`` and ``atomic_max``.
+``barrier``, ``atomic_add``, ``atomic_max``, and the subgroups' ids and reductions
+(``s = subgroup_add(v)``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ class Builtin:
 
 _POSITIONS = {"global_id": "global", "local_id": "local", "group_id": "group",
               "num_groups": "groups", "group_size": "size"}
+_SUBGROUP_POSITIONS = {
+    "subgroup_size": ("subgroup_size", "How many invocations a subgroup has (an i32): the "
+                      "adapter's, or ir.SUBGROUP_SIZE where it has no subgroups."),
+    "subgroup_id": ("subgroup_id", "This invocation's subgroup in its workgroup (an i32)."),
+    "subgroup_lane": ("subgroup_lane", "This invocation's place in its subgroup (an i32)."),
+}
+#: the subgroup reductions, and the op table's operation each applies
+_REDUCTIONS = {"subgroup_add": "add", "subgroup_max": "maximum", "subgroup_min": "minimum"}
 BUILTINS: dict[str, Builtin] = {
     **{name: Builtin(name, f"This invocation's {what} position along `axis` (an i32)."
                      if what in ("global", "local", "group") else
@@ -83,6 +92,11 @@ BUILTINS: dict[str, Builtin] = {
     "barrier": Builtin("barrier", "Wait for every invocation of the workgroup."),
     "atomic_add": Builtin("atomic_add", "``atomic_add(memory, index, value)`` (i32, u32)."),
     "atomic_max": Builtin("atomic_max", "``atomic_max(memory, index, value)`` (i32, u32)."),
+    **{name: Builtin(name, doc) for name, (_, doc) in _SUBGROUP_POSITIONS.items()},
+    **{name: Builtin(name, f"``x = {name}(v)``: the {what} of v over the invocation's "
+                     "subgroup (f32, i32, u32); every invocation of the workgroup reaches it.")
+       for name, what in (("subgroup_add", "sum"), ("subgroup_max", "maximum"),
+                          ("subgroup_min", "minimum"))},
     "select": Builtin("select", "``select(cond, a, b)``: a where cond, else b."),
     "static_range": Builtin("static_range", "``for i in static_range(n)``: unrolled."),
 }
@@ -217,6 +231,8 @@ class Lowering:
                 raise self.fail(node, f"{target.id} is a parameter: assign a new variable")
             if target.id in self.shared or target.id in self.arrays:
                 raise self.fail(node, f"{target.id} is an array: assign its elements")
+            if isinstance(value, ast.Call) and self.builtin_name(value.func) in _REDUCTIONS:
+                return [self.reduction(target.id, value)]
             expr = self.expression(value)
             known = self.locals.setdefault(target.id, expr.type)
             if known is not expr.type:
@@ -228,6 +244,19 @@ class Lowering:
             expr = self.adapt(self.expression(value), element, value)
             return [ir.Store(memory, index, expr)]
         raise self.fail(node, "assign a variable or an element (x = ..., t[i] = ...)")
+
+    def reduction(self, name: str, call: ast.Call) -> ir.Subgroup:
+        """``name = subgroup_add(v)`` (or max, min)."""
+        what = self.builtin_name(call.func)
+        if len(call.args) != 1 or call.keywords:
+            raise self.fail(call, f"{what}(v) takes one value")
+        value = self.expression(call.args[0])
+        if value.type is ir.BOOL:
+            raise self.fail(call, f"{what} takes an f32, i32 or u32, not a bool")
+        known = self.locals.setdefault(name, value.type)
+        if known is not value.type:
+            value = self.adapt(value, known, call)
+        return ir.Subgroup(_REDUCTIONS[str(what)], name, value)
 
     def declare_array(self, name: str, call: ast.Call) -> None:
         """``name = shared(type, size)`` or ``name = local_array(type, size)``."""
@@ -518,6 +547,13 @@ class Lowering:
             if len(args) > 1 or axis not in (0, 1, 2):
                 raise self.fail(node, f"{name}(axis) takes an axis of 0, 1 or 2")
             return ir.Position(_POSITIONS[name], axis)
+        if name in _SUBGROUP_POSITIONS:
+            if args:
+                raise self.fail(node, f"{name}() takes no arguments")
+            return ir.Position(_SUBGROUP_POSITIONS[name][0], 0)
+        if name in _REDUCTIONS:
+            raise self.fail(node, f"a subgroup reduction is a statement of its own: "
+                                  f"x = {name}(v)")
         if name == "select":
             if len(args) != 3:
                 raise self.fail(node, "select(cond, a, b)")

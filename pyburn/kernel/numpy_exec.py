@@ -7,7 +7,8 @@ scalar parameters, sizes, uniform loop counters). Statements run one after the o
 all lanes together, under a mask of the lanes that are active (None: all of them): ``if``
 runs each branch under the lanes that take it, a loop runs while any lane still iterates,
 an assignment keeps inactive lanes' old values, and loads, stores and atomics touch only
-active lanes. A barrier is then a no-op, except that a workgroup must reach it whole.
+active lanes. A barrier is then a no-op, except that a workgroup must reach it whole; a
+subgroup reduction combines the lanes of each subgroup, lane by lane in order.
 Tensors are flat arrays (those the kernel writes are copies, with one spare element where
 inactive lanes' stores go); a shared array holds one row per workgroup.
 
@@ -234,6 +235,12 @@ class Lanes:
         `index` where it is the lane's number, else an array built by broadcasting."""
         if what in ("groups", "size"):
             return np.int32((self.grid if what == "groups" else self.group)[axis])
+        if what == "subgroup_size":
+            return np.int32(ir.SUBGROUP_SIZE)
+        if what in ("subgroup_id", "subgroup_lane"):
+            local = _lane_numbers(self.count) % np.int32(self.size)  # the local index
+            split = np.floor_divide if what == "subgroup_id" else np.remainder
+            return split(local, np.int32(ir.SUBGROUP_SIZE))
         groups, size = self.grid[axis], self.group[axis]
         distinct = {"group": groups, "local": size, "global": groups * size}[what]
         if distinct == 1:
@@ -247,6 +254,19 @@ class Lanes:
         local = np.arange(size, dtype=np.int32).reshape(local_dims)
         value = {"group": g, "local": local, "global": g * np.int32(size) + local}[what]
         return np.broadcast_to(value, (*self.grid[::-1], *self.group[::-1])).reshape(-1)
+
+    def reduce(self, combine: Callable[[np.ndarray, np.ndarray], np.ndarray],
+               values: np.ndarray) -> np.ndarray:
+        """Each lane's subgroup reduction of `values` (one per lane), in lane order: lane
+        j of every subgroup is combined into the totals at once."""
+        size, width = self.size, ir.SUBGROUP_SIZE
+        rows = values.reshape(self.groups, size)
+        totals = rows[:, ::width].copy()  # lane 0 of each subgroup
+        for lane in range(1, min(width, size)):
+            column = rows[:, lane::width]  # the subgroups that have this lane: the first k
+            k = column.shape[1]
+            totals[:, :k] = combine(totals[:, :k], column)
+        return np.repeat(totals, width, axis=1)[:, :size].reshape(-1)
 
     def where_number(self, op: str, k: int) -> np.ndarray:
         """The mask of the lanes whose number is "lt", "le", "gt" or "ge" `k`."""
@@ -370,14 +390,15 @@ class State:
         (np.add if op == "add" else np.maximum).at(self.memory[memory], target, value)
 
     def barrier(self, mask: Mask) -> None:
-        """Check that each workgroup reaches the barrier whole, or not at all."""
+        """Check that each workgroup reaches the barrier (or subgroup reduction) whole, or
+        not at all."""
         if mask is None:
             return
         rows = mask.reshape(self.lanes.groups, self.lanes.size)
         if (rows.any(axis=1) != rows.all(axis=1)).any():
             raise KernelError(f"kernel {self.kernel.name}: some invocations of a workgroup "
-                              "reached a barrier that others did not (a barrier under a "
-                              "condition that differs between them)")
+                              "reached a barrier or a subgroup reduction that others did not "
+                              "(one under a condition that differs between them)")
 
 
 # ---- the IR as closures -----------------------------------------------------------------------
@@ -538,6 +559,8 @@ class Compiler:
             return atomic
         if isinstance(st, ir.Barrier):
             return lambda s, m: s.barrier(m)
+        if isinstance(st, ir.Subgroup):
+            return self.reduction(st)
         if isinstance(st, ir.If):
             return self.conditional(st)
         if isinstance(st, ir.For):
@@ -545,6 +568,21 @@ class Compiler:
         if isinstance(st, ir.While):
             return self.repeat(st)
         raise TypeError(f"no numpy executor rule for {type(st).__name__}")
+
+    def reduction(self, st: ir.Subgroup) -> Run:
+        """``name = subgroup_add(value)``: reached by whole workgroups, as a barrier."""
+        name, value, dtype = st.name, self.expr(st.value), DTYPES[st.value.type]
+        fn = _binary_function(st.op, st.value.type)
+
+        def combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return fn(a, b).astype(dtype, copy=False)
+
+        def reduce(s: State, m: Mask) -> None:
+            s.barrier(m)
+            values = np.broadcast_to(value(s, m), (s.lanes.count,)).astype(dtype)
+            s.vars[name] = _merge(m, s.lanes.reduce(combine, values), s.vars.get(name),
+                                  dtype)
+        return reduce
 
     def conditional(self, st: ir.If) -> Run:
         """``if``: each branch under the lanes that take it (skipped if none does)."""

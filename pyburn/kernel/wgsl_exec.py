@@ -35,13 +35,20 @@ them) and looks like this::
   shader's own: ``v_`` scalars, ``t_`` tensors, ``s_`` shared arrays, ``p_`` an
   invocation's own arrays (``var`` in the function: zeros). Every other name is
   the shader's: ``info``, the builtins, ``c`` constants, ``o_`` offsets, ``d_`` sizes,
-  ``e`` temporaries, and the ``lo``, ``hi``, ``n``, ``k`` and ``z`` of loops.
+  ``e`` temporaries, ``sg_`` and ``r`` of subgroups, and the ``lo``, ``hi``, ``n``, ``k``
+  and ``z`` of loops.
 - Operations are the op table's WGSL (`pyburn.ops.elementwise`), the column whose Python
   the interpreter runs, and casts are the tensor casts' (`elementwise._conversion`), with
   `templates.link` appending the ``pb_`` helpers they call. An operand that a template
   repeats is computed once, into a ``let``. Subexpressions whose operands are all constants
   are evaluated here, by the interpreter itself (WGSL rejects constant expressions that
   overflow, such as ``2147483647i + 1i``).
+- A subgroup reduction is WGSL's (``subgroupAdd``, ...) where the device has the
+  ``subgroups`` feature and the workgroup is 1-d (`shader`), its positions read from the
+  ``subgroup_size`` built-in; otherwise it is emulated on subgroups of
+  ``ir.SUBGROUP_SIZE``: each invocation's value goes to a shared array (``sg_f32``, ...),
+  and after a barrier each invocation combines its subgroup's, in lane order, as the
+  interpreter does (``r`` names the result).
 - ``for`` loops count their iterations in a u32 (computed once, Python's range rules, any
   step), so a loop never overflows its variable; ``while`` is a ``loop`` that breaks.
 - ``barrier()`` is ``workgroupBarrier()``, after a ``storageBarrier()`` when the kernel
@@ -99,7 +106,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lix: u32) {{"""
+        @builtin(local_invocation_index) lix: u32{more}) {{"""
+#: the entry point's subgroup builtin, where the adapter has subgroups
+_SUBGROUP_BUILTINS = """,
+        @builtin(subgroup_size) sgs: u32"""
+#: the subgroup positions: on the adapter's subgroups, and on those of ir.SUBGROUP_SIZE
+_HARDWARE_POSITIONS = {"subgroup_size": "i32(sgs)", "subgroup_lane": "i32(lix % sgs)",
+                       "subgroup_id": "i32(lix / sgs)"}
+_EMULATED_POSITIONS = {"subgroup_lane": f"i32(lix % {ir.SUBGROUP_SIZE}u)",
+                       "subgroup_id": f"i32(lix / {ir.SUBGROUP_SIZE}u)"}
+#: the WGSL built-in of each subgroup reduction
+_REDUCTIONS = {"add": "subgroupAdd", "maximum": "subgroupMax", "minimum": "subgroupMin"}
 #: how the bits of a scalar parameter's word in `info` become its value
 _FROM_WORD = {ir.F32: "bitcast<f32>({})", ir.I32: "{}", ir.U32: "bitcast<u32>({})"}
 #: the WGSL operators of the logical operations and comparisons of bools (the table's take
@@ -188,11 +205,15 @@ def _f32_text(bits: int) -> str:
 
 
 class Codegen:
-    """The WGSL of one kernel for one workgroup size."""
+    """The WGSL of one kernel for one workgroup size, on the adapter's subgroups where
+    `subgroups`, else on subgroups of ``ir.SUBGROUP_SIZE`` made of shared memory."""
 
-    def __init__(self, kernel: ir.Kernel, group: Dims):
+    def __init__(self, kernel: ir.Kernel, group: Dims, subgroups: bool = False):
         self.kernel = kernel
         self.group = group
+        self.subgroups = subgroups
+        #: the scalar types the emulated reductions exchange through a shared array
+        self.scratch: set[ir.Type] = set()
         self.slots = info_slots(kernel)
         self.reference = interpret.Compiler(kernel, {})  # evaluates constant expressions
         self.shared = {a.name for a in kernel.shared}
@@ -239,8 +260,14 @@ class Codegen:
         head += [self.binding(k, name) for k, name in enumerate(bound, start=1)]
         head += [f"var<workgroup> s_{a.name}: array<{self.element(a.name, a.type)}, {a.size}>;"
                  for a in self.kernel.shared]
+        invocations = math.prod(self.group)
+        head += [f"var<workgroup> sg_{kind.name}: array<{kind.name}, {invocations}>;"
+                 for kind in sorted(self.scratch, key=str)]
         x, y, z = self.group
-        text = "\n".join([*head, "", _ENTRY.format(x=x, y=y, z=z), *self.lines, *body, "}"])
+        uses = self.subgroups and any(isinstance(n, ir.Subgroup) or (
+            isinstance(n, ir.Position) and n.what in _HARDWARE_POSITIONS) for n in nodes)
+        entry = _ENTRY.format(x=x, y=y, z=z, more=_SUBGROUP_BUILTINS if uses else "")
+        text = "\n".join([*head, "", entry, *self.lines, *body, "}"])
         return Shader(link(text + "\n"), bound, self.uses_info, tuple(self.constants))
 
     def zero_shared(self) -> None:
@@ -261,7 +288,7 @@ class Codegen:
         """The kernel's local variables (assigned or looped over) and their types."""
         found: dict[str, ir.Type] = {}
         for node in nodes:
-            if isinstance(node, ir.Assign):
+            if isinstance(node, (ir.Assign, ir.Subgroup)):
                 found.setdefault(node.name, node.value.type)
             elif isinstance(node, ir.For):
                 found.setdefault(node.var, ir.I32)
@@ -327,8 +354,35 @@ class Codegen:
             if self.reads_written:
                 self.line("storageBarrier();")
             self.line("workgroupBarrier();")
+        elif isinstance(st, ir.Subgroup):
+            self.reduction(st)
         else:
             raise TypeError(f"no WGSL for {type(st).__name__}")
+
+    def reduction(self, st: ir.Subgroup) -> None:
+        """``name = subgroup_add(value)``: the adapter's built-in, or, without one, each
+        invocation's value through a shared array and a sum (max, min) of its subgroup's,
+        in lane order, as the interpreter computes it."""
+        value = self.value(st.value)
+        if self.subgroups:
+            self.line(f"v_{st.name} = {_REDUCTIONS[st.op]}({value});")
+            return
+        kind = st.value.type
+        self.scratch.add(kind)
+        scratch, width = f"sg_{kind.name}", ir.SUBGROUP_SIZE
+        self.line(f"{scratch}[lix] = {value};")
+        self.line("workgroupBarrier();")
+        first = self.temporary("e", f"lix / {width}u * {width}u")
+        last = self.temporary("e", f"min({first} + {width}u, {math.prod(self.group)}u)")
+        total, k = f"r{next(self.names)}", f"k{next(self.names)}"
+        combine = fill(BINARY[st.op].wgsl, {"T": kind.name}, strict=False)
+        combine = re.sub(r"\b(a|b)\b", lambda m: total if m.group() == "a" else
+                         f"{scratch}[{k}]", combine)
+        self.line(f"var {total} = {scratch}[{first}];")
+        self.line(f"for (var {k} = {first} + 1u; {k} < {last}; {k}++) "
+                  f"{{ {total} = {combine}; }}")
+        self.line("workgroupBarrier();")  # every invocation has read before the next write
+        self.line(f"v_{st.name} = {total};")
 
     def nested(self, stmts: tuple[ir.Stmt, ...]) -> None:
         self.depth += 1
@@ -365,6 +419,8 @@ class Codegen:
         computes it (the workgroup size is a constant too)."""
         if isinstance(e, ir.Position) and e.what == "size":
             return ir.Const(self.group[e.axis], ir.I32)
+        if isinstance(e, ir.Position) and e.what == "subgroup_size" and not self.subgroups:
+            return ir.Const(ir.SUBGROUP_SIZE, ir.I32)
         if isinstance(e, ir.Load):
             return replace(e, index=self.fold(e.index))
         if isinstance(e, ir.Unary):
@@ -391,6 +447,8 @@ class Codegen:
         if isinstance(e, ir.Var):
             return f"v_{e.name}"
         if isinstance(e, ir.Position):
+            if e.what.startswith("subgroup_"):
+                return (_HARDWARE_POSITIONS if self.subgroups else _EMULATED_POSITIONS)[e.what]
             return f"i32({_BUILTINS[e.what]}.{'xyz'[e.axis]})"
         if isinstance(e, ir.Size):
             self.sizes.add((e.tensor, e.axis))
@@ -444,17 +502,22 @@ class Codegen:
         return f"t_{memory}[o_{memory} + {at}]"
 
 
-def shader(kernel: ir.Kernel, group: Dims) -> Shader:
-    """The shader of `kernel` for workgroups of `group` invocations (generated once)."""
+def shader(kernel: ir.Kernel, group: Dims, subgroups: bool = False) -> Shader:
+    """The shader of `kernel` for workgroups of `group` invocations (generated once): on
+    the adapter's subgroups where `subgroups` says it has them and the workgroup is 1-d,
+    else on emulated ones. In a workgroup of more dimensions, which invocations make a
+    subgroup is the driver's choice (llvmpipe makes them of one row along x, whatever
+    its size; Naga takes no ``subgroup_invocation_id`` there)."""
     # IRs whose constants differ only in a zero's sign compare equal: the bits tell them apart
     bits = tuple(f32_bits(n.value) for n in _nodes(kernel)
                  if isinstance(n, ir.Const) and n.type is ir.F32)
-    return _generate(kernel, group, bits)
+    return _generate(kernel, group, bits, subgroups and group[1] == group[2] == 1)
 
 
 @functools.lru_cache(maxsize=512)
-def _generate(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Shader:
-    path = _kept(kernel, group, bits)
+def _generate(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...],
+              subgroups: bool) -> Shader:
+    path = _kept(kernel, group, bits, subgroups)
     if path is not None and path.exists():
         try:
             found = json.loads(path.read_text())
@@ -465,7 +528,7 @@ def _generate(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Shader:
         except (OSError, ValueError, KeyError, TypeError):  # a broken file: generated anew
             pass
     STATS.generated += 1
-    made = Codegen(kernel, group).shader()
+    made = Codegen(kernel, group, subgroups).shader()
     if path is not None:
         cache.write_whole(path, json.dumps({"source": made.source, "tensors": made.tensors,
                                             "uses_info": made.uses_info,
@@ -473,15 +536,16 @@ def _generate(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Shader:
     return made
 
 
-def _kept(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...]) -> Path | None:
-    """Where the shader of this IR and group is kept between processes (``kernels/`` in
+def _kept(kernel: ir.Kernel, group: Dims, bits: tuple[int, ...],
+          subgroups: bool) -> Path | None:
+    """Where the shader of this IR, group and subgroups is kept between processes (``kernels/`` in
     `cache.folder`), by a digest of them and of what generates shaders; None where nothing is
     kept."""
     root = cache.folder()
     if root is None:
         return None
     plain = replace(kernel, atomics=frozenset())  # (a set's order differs between processes)
-    key = repr((_generator_version(), plain, sorted(kernel.atomics), group, bits))
+    key = repr((_generator_version(), plain, sorted(kernel.atomics), group, bits, subgroups))
     return root / "kernels" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
@@ -514,7 +578,8 @@ def check_limits(kernel: ir.Kernel, found: Shader, grid: Dims, group: Dims,
         raise KernelError(f"{name}: a workgroup of {group} ({invocations} invocations) is "
                           f"larger than the adapter's max_invocations_per_workgroup "
                           f"({limits.max_invocations_per_workgroup})")
-    shared = sum(4 * a.size for a in kernel.shared)
+    shared = sum(4 * a.size for a in kernel.shared) + 4 * invocations * found.source.count(
+        "var<workgroup> sg_")  # (the emulated subgroups' arrays)
     if shared > limits.max_workgroup_storage_size:
         raise KernelError(f"{name}: its shared arrays take {shared} bytes, more than the "
                           f"adapter's max_workgroup_storage_size "
@@ -598,7 +663,7 @@ def run_wgsl(kernel: ir.Kernel, tensors: dict[str, Tensor], scalars: dict[str, A
         return {}  # nothing to run on, and nothing to return
     device = next(iter(tensors.values())).device.plain()
     gpu, ready, handle = gpu_of(device.backend)
-    found = shader(kernel, group)
+    found = shader(kernel, group, "subgroups" in gpu.runtime.features)
     check_limits(kernel, found, grid, group, gpu.runtime.limits)
     # (held until dispatched: a buffer no one holds goes back to the pool, for reuse)
     bound = {name: prepared(gpu, ready(tensors[name]._h), name in kernel.written)

@@ -32,6 +32,17 @@ def test_softmax_matches_torch(device, width):
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("width", [5, 300])
+def test_rms_norm_matches_torch(device, width):
+    """On the adapter's subgroups and on emulated ones alike (tests/kernel/test_subgroups)."""
+    x = RNG.standard_normal((4, width)).astype(np.float32) * 3
+    w = RNG.standard_normal(width).astype(np.float32)
+    want = torch.nn.functional.rms_norm(torch.from_numpy(x), (width,), torch.from_numpy(w),
+                                        1e-5).numpy()
+    got = examples.rms_norm(_on(device, x), _on(device, w), 1e-5).numpy()
+    np.testing.assert_allclose(got, want, atol=2e-6, rtol=1e-5)
+
+
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (9, 17, 5), (16, 8, 24)])
 def test_tiled_matmul_matches_numpy(device, m, k, n):
     a, b = (RNG.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))

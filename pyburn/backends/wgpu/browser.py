@@ -34,7 +34,7 @@ from .runtime import AdapterInfo, Binding, GpuRuntime, Limits, RuntimeStats
 
 #: dispatches recorded before a submit even when nobody waits
 BATCH = 64
-_OPTIONAL_FEATURES = ("shader-f16",)
+_OPTIONAL_FEATURES = ("shader-f16", "subgroups")
 #: the adapter limits a device is created with (WebGPU would give the lower defaults)
 _REQUESTED_LIMITS = (
     "maxStorageBufferBindingSize", "maxBufferSize", "maxComputeWorkgroupsPerDimension",

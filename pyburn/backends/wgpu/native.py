@@ -3,7 +3,7 @@
 Adapters are ordered best first: discrete GPUs, then integrated, virtual, and software ones
 (llvmpipe), and within one kind the modern APIs before OpenGL. The device is created with the
 adapter's own limits (wgpu would otherwise give the lower WebGPU defaults) and with
-``shader-f16`` where the adapter has it.
+``shader-f16`` and subgroups where the adapter has them.
 
 Dispatches are recorded into one open compute pass and submitted together: before a write
 or a read (the ordering contract of `GpuRuntime`), or every `BATCH` dispatches. Waiting is
@@ -31,7 +31,12 @@ BATCH = 64
 #: bind groups kept for reuse
 BIND_GROUPS = 8192
 _TYPE_ORDER = ("DiscreteGPU", "IntegratedGPU", "VirtualGPU", "Unknown", "CPU")
-_OPTIONAL_FEATURES = ("shader-f16",)
+#: the optional features a device is created with where the adapter has them: WebGPU's name
+#: (what `GpuRuntime.features` holds) and wgpu-native's
+_OPTIONAL_FEATURES = {"shader-f16": "shader-f16", "subgroups": "subgroup"}
+#: the directive WGSL asks of a shader that uses subgroups, which Naga (wgpu-native 29)
+#: rejects; it takes their built-ins without it
+_SUBGROUPS_DIRECTIVE = "enable subgroups;\n"
 
 
 def _wgpu() -> Any:
@@ -87,8 +92,9 @@ class NativeRuntime(GpuRuntime):
         wgpu = _wgpu()
         self.info = adapter_info(adapter)
         self.limits = limits_of(adapter)
-        wanted = [f for f in _OPTIONAL_FEATURES if f in adapter.features]
-        self.device = adapter.request_device_sync(required_features=wanted,
+        wanted = {name: native for name, native in _OPTIONAL_FEATURES.items()
+                  if native in adapter.features}
+        self.device = adapter.request_device_sync(required_features=list(wanted.values()),
                                                   required_limits=dict(adapter.limits))
         self.features = frozenset(wanted)
         self.stats = RuntimeStats()
@@ -130,7 +136,8 @@ class NativeRuntime(GpuRuntime):
 
     # ---- kernels --------------------------------------------------------------------
     def _compile(self, source: str, entry: str) -> tuple[Any, Any]:
-        module = self.device.create_shader_module(code=source)
+        module = self.device.create_shader_module(
+            code=source.replace(_SUBGROUPS_DIRECTIVE, "", 1))
         pipeline = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": entry})
         return pipeline, pipeline.get_bind_group_layout(0)

@@ -11,7 +11,8 @@ The syntax is small on purpose (docs/shaders.md describes it with examples):
   ``pb_load_<buffer>(i)``: the library's one loader, ``pb_load_{{buffer}}``, filled in for that
   buffer with the types of its declaration (`Kind.load`). Kernels define no loaders of their
   own.
-- ``enable f16;`` is put first when the text uses the ``f16`` type.
+- ``enable f16;`` is put first when the text uses the ``f16`` type, and ``enable
+  subgroups;`` when it calls a subgroup built-in or reads a subgroup position.
 
 The files are package data, read with ``importlib.resources`` (desktop and Pyodide alike).
 """
@@ -28,6 +29,7 @@ from .kinds import KINDS
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _HELPER_CALL = re.compile(r"\bpb_\w+")
 _F16 = re.compile(r"\bf16\b")
+_SUBGROUPS = re.compile(r"\bsubgroup[A-Z]\w*\(|@builtin\(subgroup_")
 _COMMENT = re.compile(r"//[^\n]*")
 _LOOP = re.compile(r"\b(?:for|while|loop)\b")
 _STORAGE = re.compile(r"var<storage,\s*\w+>\s*(\w+)\s*:\s*array<(\w+)>")
@@ -125,7 +127,7 @@ def fill(text: str, values: dict[str, str], strict: bool = True) -> str:
 
 def link(text: str) -> str:
     """`text` with the helper functions it calls appended (its buffers' loaders among
-    them), and ``enable f16;`` where needed."""
+    them), and ``enable f16;`` and ``enable subgroups;`` where needed."""
     helpers = {**_helpers(), **_loaders(text)}
     needed: list[str] = []
     pending = [text]
@@ -136,8 +138,10 @@ def link(text: str) -> str:
                 pending.append(helpers[name])
     parts = [text, *(helpers[name] for name in sorted(needed))]
     linked = "\n\n".join(parts)
-    uses_f16 = _F16.search(_COMMENT.sub("", linked))
-    return f"enable f16;\n\n{linked}" if uses_f16 else linked
+    code = _COMMENT.sub("", linked)
+    enables = [f"enable {name};\n" for name, pattern in (("f16", _F16), ("subgroups", _SUBGROUPS))
+               if pattern.search(code)]
+    return "".join(enables) + ("\n" if enables else "") + linked
 
 
 @functools.lru_cache(maxsize=2048)
