@@ -1,9 +1,8 @@
 """Kernels written with `pyburn.kernel`, each with the function that launches it: a fused
 GELU, a row softmax with workgroup reductions, an RMSNorm with subgroup reductions, a tiled
-matmul with shared memory (its block
-size picked by `autotune`), a histogram with atomics, and a custom op with its own backward
-(`smooth_abs`). They run on
-every device (the tests run each on flex, cpu and wgpu) and read as templates for your own.
+matmul with shared memory (its kernel and block size picked by `autotune`), a histogram
+with atomics, and a custom op with its own backward (`smooth_abs`). They run on every
+device (the tests run each on flex, cpu and wgpu) and read as templates for your own.
 
 >>> import pyburn
 >>> from pyburn.kernel import examples
@@ -187,7 +186,7 @@ def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], block: Const, reg: C
             if t + at // block < k and col < n:
                 b_tile[at] = b[t + at // block, col]
         barrier()
-        for s in static_range(depth):
+        for s in range(depth):  # a loop: unrolled, its body grows past a CPU's caches
             for i in static_range(reg):
                 a_reg[i] = a_tile[(local_id(1) * reg + i) * depth + s]
                 b_reg[i] = b_tile[s * block + local_id(0) * reg + i]
@@ -201,14 +200,46 @@ def matmul_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], block: Const, reg: C
                 c[row0 + i, col0 + j] = acc[i * reg + j]
 
 
-@autotune(block=[32, 64], reg=[4, 8], depth=[8])
-def matmul(a: Tensor, b: Tensor, block: int, reg: int, depth: int) -> Tensor:
-    """A @ B of two 2-d float32 tensors, with the block sizes that run fastest here (timed
-    on the first call for each shape and device, `autotune`)."""
+@kernel
+def matmul_registers_kernel(c: T[f32, 2], a: T[f32, 2], b: T[f32, 2], reg: Const):
+    """C = A @ B as `matmul_kernel` computes it, without shared memory: each invocation
+    reads its rows of A and columns of B straight from the tensors (clamped at the edges;
+    what lies past them is not stored). On a CPU driver, where a barrier costs more than
+    the loads it saves, this is the faster of the two."""
+    acc = local_array(f32, reg * reg)
+    a_reg = local_array(f32, reg)
+    b_reg = local_array(f32, reg)
+    m = a.shape[0]
+    k = a.shape[1]
+    n = b.shape[1]
+    row0 = global_id(1) * reg
+    col0 = global_id(0) * reg
+    for t in range(k):
+        for i in static_range(reg):
+            a_reg[i] = a[min(row0 + i, m - 1), t]
+            b_reg[i] = b[t, min(col0 + i, n - 1)]
+        for i in static_range(reg):
+            for j in static_range(reg):
+                acc[i * reg + j] += a_reg[i] * b_reg[j]
+    for i in static_range(reg):
+        for j in static_range(reg):
+            if row0 + i < m and col0 + j < n:
+                c[row0 + i, col0 + j] = acc[i * reg + j]
+
+
+@autotune(staged=[True, False], block=[32, 64], reg=[4, 8], depth=[8])
+def matmul(a: Tensor, b: Tensor, staged: bool, block: int, reg: int, depth: int) -> Tensor:
+    """A @ B of two 2-d float32 tensors, block x block of C a workgroup, with the kernel
+    and block sizes that run fastest here (timed on the first call for each shape and
+    device, `autotune`): staged through shared memory (`matmul_kernel`: GPUs) or read
+    straight from the tensors (`matmul_registers_kernel`: CPU drivers)."""
     (m, _), (_, n) = a.shape, b.shape
-    grid = (_groups(n, block), _groups(m, block))
-    return matmul_kernel[grid, (block // reg, block // reg)](
-        (m, n), a.contiguous(), b.contiguous(), block, reg, depth)
+    grid, group = (_groups(n, block), _groups(m, block)), (block // reg, block // reg)
+    if not staged:
+        return matmul_registers_kernel[grid, group]((m, n), a.contiguous(), b.contiguous(),
+                                                    reg)
+    return matmul_kernel[grid, group]((m, n), a.contiguous(), b.contiguous(), block, reg,
+                                      depth)
 
 
 @kernel

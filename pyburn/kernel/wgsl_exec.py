@@ -40,9 +40,10 @@ them) and looks like this::
 - Operations are the op table's WGSL (`pyburn.ops.elementwise`), the column whose Python
   the interpreter runs, and casts are the tensor casts' (`elementwise._conversion`), with
   `templates.link` appending the ``pb_`` helpers they call. An operand that a template
-  repeats is computed once, into a ``let``. Subexpressions whose operands are all constants
-  are evaluated here, by the interpreter itself (WGSL rejects constant expressions that
-  overflow, such as ``2147483647i + 1i``).
+  repeats is computed once, into a ``let``. An integer ``//`` or ``%`` by a constant power
+  of two is a shift or a mask (`_power_of_two`). Subexpressions whose operands are all
+  constants are evaluated here, by the interpreter itself (WGSL rejects constant
+  expressions that overflow, such as ``2147483647i + 1i``).
 - A subgroup reduction is WGSL's (``subgroupAdd``, ...) where the device has the
   ``subgroups`` feature and the workgroup is 1-d (`shader`), its positions read from the
   ``subgroup_size`` built-in; otherwise it is emulated on subgroups of
@@ -463,6 +464,11 @@ class Codegen:
         if isinstance(e, ir.Binary):
             if e.a.type is ir.BOOL:
                 return f"({self.expr(e.a)} {_LOGICAL[e.op]} {self.expr(e.b)})"
+            shift = _power_of_two(e)
+            if shift is not None:  # a shift or a mask: exact, and no division (see below)
+                if e.op == "floor_divide":
+                    return f"({self.expr(e.a)} >> {shift}u)"
+                return f"({self.expr(e.a)} & {literal(ir.Const((1 << shift) - 1, e.type))})"
             return self.template(BINARY[e.op].wgsl, e.a.type, {"a": e.a, "b": e.b})
         if isinstance(e, ir.Call):
             return self.call(e)
@@ -500,6 +506,19 @@ class Codegen:
         if memory in self.arrays:
             return f"p_{memory}[{at}]"
         return f"t_{memory}[o_{memory} + {at}]"
+
+
+def _power_of_two(e: ir.Binary) -> int | None:
+    """k where `e` is an integer ``a // 2**k`` or ``a % 2**k``, else None. Python's floor
+    division and remainder by a power of two are an arithmetic shift and a mask in two's
+    complement, negative `a` too; the op table's helpers divide, which a CPU driver does
+    lane by lane (on llvmpipe, 16 rounds of ``(v + r) // 8 + (v - r) % 16`` over 1M
+    elements took 32 ms with them, 8.9 ms as shifts and masks)."""
+    if e.op not in ("floor_divide", "remainder") or e.type.kind not in "iu" or \
+            not isinstance(e.b, ir.Const):
+        return None
+    value = interpret.wrap(int(e.b.value), e.type)
+    return value.bit_length() - 1 if value > 0 and value & (value - 1) == 0 else None
 
 
 def shader(kernel: ir.Kernel, group: Dims, subgroups: bool = False) -> Shader:

@@ -45,7 +45,15 @@ def test_rms_norm_matches_torch(device, width):
 
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (9, 17, 5), (16, 8, 24)])
 def test_tiled_matmul_matches_numpy(device, m, k, n):
+    """Both kernels autotune picks from: staged through shared memory, and not."""
     a, b = (RNG.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+    for staged in (True, False):
+        got = examples.matmul.fn(_on(device, a), _on(device, b), staged, 32, 4, 8).numpy()
+        np.testing.assert_allclose(got, a.astype(np.float64) @ b, atol=1e-5, rtol=1e-5)
+
+
+def test_the_autotuned_matmul_matches_numpy(device):
+    a, b = (RNG.standard_normal(s).astype(np.float32) for s in ((3, 2), (2, 4)))
     got = examples.matmul(_on(device, a), _on(device, b)).numpy()
     np.testing.assert_allclose(got, a.astype(np.float64) @ b, atol=1e-5, rtol=1e-5)
 

@@ -52,6 +52,32 @@ def test_integers_wrap_and_floor_as_python_does(device):
     assert mod.tolist() == pyburn.remainder(a, b).tolist()
 
 
+@pytest.mark.parametrize("kind", ["i32", "u32"])
+def test_division_by_a_constant_power_of_two_floors_as_python_does(device, kind):
+    """WGSL makes these a shift and a mask; 2**31 is one for u32, not for i32 (it wraps to
+    INT_MIN). u32 values are cast from and to i32 tensors (pyburn's have no u32)."""
+    kernel = load(f"""
+        def k(out: Tensor[i32, 2], a: Tensor[i32], n: i32):
+            i = K.global_id(0)
+            if i < n:
+                v = {kind}(a[i])
+                out[i, 0] = i32(v // 1)
+                out[i, 1] = i32(v % 1)
+                out[i, 2] = i32(v // 8)
+                out[i, 3] = i32(v % 8)
+                out[i, 4] = i32(v // 1073741824)
+                out[i, 5] = i32(v % 1073741824)
+                out[i, 6] = i32(v // {kind}(2147483648))
+                out[i, 7] = i32(v % {kind}(2147483648))
+        """)
+    got = kernel[1, 16]((len(INTS), 8), pyburn.tensor(INTS, dtype=pyburn.int32, device=device),
+                        len(INTS)).tolist()
+    values = [v % 2**32 for v in INTS] if kind == "u32" else INTS
+    top = 2**31 if kind == "u32" else -(2**31)
+    want = [[_wrapped(q) for d in (1, 8, 2**30, top) for q in (v // d, v % d)] for v in values]
+    assert got == want
+
+
 def test_float_casts_truncate_and_wrap_as_tensor_casts_do(device):
     kernel = load("""
         def k(out: Tensor[i32], x: Tensor[f32], n: i32):
