@@ -12,8 +12,8 @@ import math
 
 from ...dtypes import DType
 from ...shape import contiguous_strides
+from ..pool import Storage
 from .kinds import Kind, kind_of
-from .pool import Storage
 
 Shape = tuple[int, ...]
 

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING
 from ...dtypes import DType
 from ...errors import ArgumentError
 from ...shape import contiguous_strides
+from ..pool import BufferPool, Storage
 from .handle import GpuTensor, Shape
 from .kinds import kind_of
-from .pool import BufferPool, Storage
 from .runtime import Binding, GpuRuntime
 
 if TYPE_CHECKING:

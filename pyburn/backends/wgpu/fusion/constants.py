@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ....dtypes import float16
+from ...pool import Storage
 from ..elementwise import Read
 from ..handle import GpuTensor
 from ..kinds import Kind
 from ..launch import Gpu, Operand, scalar_of
-from ..pool import Storage
 
 
 def word(t: GpuTensor) -> bytes | None:

@@ -1,4 +1,5 @@
-"""The buffer pool: GPU memory that tensors give back is reused, not freed and reallocated.
+"""The buffer pool: device memory that tensors give back is reused, not freed and
+reallocated (wgpu's GPU buffers; the wasm backend's ranges of its WebAssembly memory).
 
 Every allocation is a `Storage` (one buffer, shared by all the views of it). When the last
 handle that uses a storage is garbage collected, a weakref finalizer puts its buffer back in
@@ -15,11 +16,22 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any
-
-from .runtime import GpuRuntime
+from typing import Any, Protocol
 
 MIN_BYTES = 256
+
+
+class BufferSource(Protocol):
+    """Where a pool's buffers come from (`GpuRuntime` on wgpu; the wasm backend's memory)."""
+
+    def create_buffer(self, size: int, data: bytes | None = None) -> Any:
+        """A new buffer of `size` bytes, holding `data` (len == size) when given."""
+
+    def free_buffer(self, buffer: Any) -> None:
+        """Release `buffer`'s memory."""
+
+    def write(self, buffer: Any, offset: int, data: bytes | memoryview) -> None:
+        """Copy `data` into `buffer` at byte `offset`."""
 
 
 def bucket_size(nbytes: int) -> int:
@@ -31,7 +43,7 @@ def bucket_size(nbytes: int) -> int:
 
 
 class Storage:
-    """One pooled GPU buffer; views (handles) keep it alive."""
+    """One pooled buffer; views (handles) keep it alive."""
 
     __slots__ = ("buffer", "nbytes", "__weakref__")
 
@@ -54,9 +66,9 @@ class PoolStats:
 
 
 class BufferPool:
-    """Hands out `Storage`s from a runtime's buffers, reusing returned ones."""
+    """Hands out `Storage`s from a source's buffers, reusing returned ones."""
 
-    def __init__(self, runtime: GpuRuntime):
+    def __init__(self, runtime: BufferSource):
         self.runtime = runtime
         self._free: dict[int, list[Any]] = {}
         self._lock = threading.Lock()

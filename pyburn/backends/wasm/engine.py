@@ -1,0 +1,58 @@
+"""`Engine`: the one seam between the wasm backend and the WebAssembly engine that runs its
+kernels, as `GpuRuntime` is for wgpu. An engine owns one linear memory (where every tensor's
+elements live, so that kernels address them directly) and instantiates modules over it.
+
+Two implement it: `browser.BrowserEngine` on the JavaScript engine Pyodide runs in (a
+browser's, or Node's), and `native.NativeEngine` on wasmtime, so that the same kernels run
+and are tested on the desktop. Python talks to a kernel with plain numbers (addresses,
+sizes); elements cross between Python and the memory only as one bulk copy each way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+from .assemble import Function, Module
+
+#: a WebAssembly page: what memory grows by
+PAGE = 1 << 16
+
+Export = Callable[..., int | float | None]
+
+
+class Engine(ABC):
+    """One WebAssembly memory, and modules instantiated over it (each imports it as
+    ``env.mem``)."""
+
+    @abstractmethod
+    def instantiate(self, binary: bytes) -> dict[str, Export]:
+        """The exported functions of the module `binary`, compiled and instantiated over
+        this engine's memory; each takes and returns Python numbers."""
+
+    @abstractmethod
+    def size(self) -> int:
+        """The memory's size in bytes."""
+
+    @abstractmethod
+    def grow(self, pages: int) -> None:
+        """Make the memory `pages` pages (64 KiB) larger."""
+
+    @abstractmethod
+    def read(self, address: int, nbytes: int) -> bytes:
+        """A copy of `nbytes` bytes of the memory from `address`."""
+
+    @abstractmethod
+    def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+        """Copy `data` into the memory at `address`."""
+
+
+def signed(value: int) -> int:
+    """An address or size as the i32 that carries it (above 2 GiB, a negative one)."""
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def simd_probe() -> bytes:
+    """A module that only an engine with fixed-width SIMD validates."""
+    body = "v128.const i32x4 1 2 3 4 i32x4.extract_lane 1"
+    return Module([Function("probe", (), body, results=("i32",))]).binary()

@@ -1,0 +1,39 @@
+"""The wasm backend's matmul kernel on wasmtime against float64 numpy: shapes on and off its
+4 x 8 blocks, several batches, and an inner size of one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pyburn.backends.wasm import matmul, native
+from pyburn.backends.wasm.assemble import Module
+from pyburn.backends.wasm.memory import Memory
+
+pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
+                                reason=str(native.unavailable_reason()))
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = native.NativeEngine(1)
+    return engine, engine.instantiate(Module([matmul.kernel()]).binary())["matmul_f32"]
+
+
+@pytest.mark.parametrize("batches, m, k, n", [(1, 1, 1, 1), (1, 4, 8, 8), (1, 5, 3, 9),
+                                              (3, 17, 33, 15), (2, 8, 1, 16), (1, 64, 70, 130)])
+def test_products_match_float64_numpy(engine, batches, m, k, n):
+    engine, run = engine
+    rng = np.random.default_rng(m * 100 + n)
+    a = rng.standard_normal((batches, m, k)).astype(np.float32)
+    b = rng.standard_normal((batches, k, n)).astype(np.float32)
+    memory = Memory(engine)
+    pa, pb = (memory.create_buffer(size) for size in matmul.scratch_bytes(k, n))
+    at_a, at_b = memory.create_buffer(a.nbytes, a.tobytes()), memory.create_buffer(b.nbytes,
+                                                                                    b.tobytes())
+    at_c = memory.create_buffer(4 * batches * m * n + 64, b"\x7f" * (4 * batches * m * n + 64))
+    run(at_c, at_a, at_b, batches, m, k, n, pa, pb)
+    got = np.frombuffer(engine.read(at_c, 4 * batches * m * n), np.float32)
+    want = a.astype(np.float64) @ b
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-5, atol=1e-5 * k)
+    assert engine.read(at_c + 4 * batches * m * n, 64) == b"\x7f" * 64  # nothing past C
