@@ -17,13 +17,14 @@ pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
 @pytest.fixture(scope="module")
 def engine():
     engine = native.NativeEngine(1)
-    return engine, engine.instantiate(Module([matmul.kernel()]).binary())["matmul_f32"]
+    exports = engine.instantiate(Module([matmul.kernel(), matmul.int_kernel()]).binary())
+    return engine, exports["matmul_f32"], exports["matmul_i32"]
 
 
 @pytest.mark.parametrize("batches, m, k, n", [(1, 1, 1, 1), (1, 4, 8, 8), (1, 5, 3, 9),
                                               (3, 17, 33, 15), (2, 8, 1, 16), (1, 64, 70, 130)])
 def test_products_match_float64_numpy(engine, batches, m, k, n):
-    engine, run = engine
+    engine, run, _ = engine
     rng = np.random.default_rng(m * 100 + n)
     a = rng.standard_normal((batches, m, k)).astype(np.float32)
     b = rng.standard_normal((batches, k, n)).astype(np.float32)
@@ -37,3 +38,21 @@ def test_products_match_float64_numpy(engine, batches, m, k, n):
     want = a.astype(np.float64) @ b
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-5, atol=1e-5 * k)
     assert engine.read(at_c + 4 * batches * m * n, 64) == b"\x7f" * 64  # nothing past C
+
+
+@pytest.mark.parametrize("batches, m, k, n", [(1, 1, 1, 1), (2, 3, 5, 7), (1, 4, 2, 9)])
+def test_int_products_wrap_as_int32_does(engine, batches, m, k, n):
+    engine, _, run = engine
+    rng = np.random.default_rng(n)
+    a = rng.integers(-(2**31), 2**31, (batches, m, k), dtype=np.int64).astype(np.int32)
+    b = rng.integers(-(2**31), 2**31, (batches, k, n), dtype=np.int64).astype(np.int32)
+    memory = Memory(engine)
+    at_a, at_b = memory.create_buffer(a.nbytes, a.tobytes()), memory.create_buffer(b.nbytes,
+                                                                                    b.tobytes())
+    at_c = memory.create_buffer(4 * batches * m * n + 64, b"\x7f" * (4 * batches * m * n + 64))
+    run(at_c, at_a, at_b, batches, m, k, n)
+    got = np.frombuffer(engine.read(at_c, 4 * batches * m * n), np.int32)
+    with np.errstate(over="ignore"):
+        want = np.matmul(a, b)  # int32 arithmetic: wraps
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+    assert engine.read(at_c + 4 * batches * m * n, 64) == b"\x7f" * 64

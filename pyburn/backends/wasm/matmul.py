@@ -1,5 +1,5 @@
-"""The float32 matmul kernel: ``C = A @ B`` for a batch of contiguous row-major matrices,
-register-blocked over packed panels.
+"""The matmul kernels: ``C = A @ B`` for a batch of contiguous row-major matrices; float32
+register-blocked over packed panels, int32 (wrapping) a row of C at a time.
 
 ``matmul_f32(c, a, b, batches, m, k, n, pack_a, pack_b)``: for each batch, B is packed into
 panels of 8 columns (``k`` rows of 8 floats each, zero past column ``n``), and each group of
@@ -170,6 +170,64 @@ def kernel() -> Function:
       br $batch
     end end"""
     return Function("matmul_f32", _PARAMS, body, locals=_LOCALS)
+
+
+def int_kernel() -> Function:
+    """The exported ``matmul_i32(c, a, b, batches, m, k, n)``: int32 products that wrap,
+    row by row of C: ``C[i, :] += A[i, kk] * B[kk, :]`` for each kk, four columns at a
+    time."""
+    body = """
+    block $batches_done loop $batch
+      local.get $batches i32.eqz br_if $batches_done
+      local.get $c i32.const 0 local.get $m local.get $n i32.mul i32.const 4 i32.mul
+      memory.fill
+      i32.const 0 local.set $i
+      block $rows_done loop $row
+        local.get $i local.get $m i32.ge_u br_if $rows_done
+        i32.const 0 local.set $kk
+        block $k_done loop $k_step
+          local.get $kk local.get $k i32.ge_u br_if $k_done
+          local.get $a local.get $i local.get $k i32.mul local.get $kk i32.add
+          i32.const 4 i32.mul i32.add i32.load local.set $scale
+          local.get $scale i32x4.splat local.set $s
+          local.get $c local.get $i local.get $n i32.mul i32.const 4 i32.mul i32.add
+          local.set $to
+          local.get $b local.get $kk local.get $n i32.mul i32.const 4 i32.mul i32.add
+          local.set $from
+          i32.const 0 local.set $j
+          block $v_done loop $vector
+            local.get $j i32.const 4 i32.add local.get $n i32.gt_u br_if $v_done
+            local.get $to local.get $to v128.load align=4 local.get $from v128.load align=4
+            local.get $s i32x4.mul i32x4.add v128.store align=4
+            local.get $to i32.const 16 i32.add local.set $to
+            local.get $from i32.const 16 i32.add local.set $from
+            local.get $j i32.const 4 i32.add local.set $j
+            br $vector
+          end end
+          block $t_done loop $tail
+            local.get $j local.get $n i32.ge_u br_if $t_done
+            local.get $to local.get $to i32.load local.get $from i32.load local.get $scale
+            i32.mul i32.add i32.store
+            local.get $to i32.const 4 i32.add local.set $to
+            local.get $from i32.const 4 i32.add local.set $from
+            local.get $j i32.const 1 i32.add local.set $j
+            br $tail
+          end end
+          local.get $kk i32.const 1 i32.add local.set $kk
+          br $k_step
+        end end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $row
+      end end
+      local.get $a local.get $m local.get $k i32.mul i32.const 4 i32.mul i32.add local.set $a
+      local.get $b local.get $k local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $b
+      local.get $c local.get $m local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $c
+      local.get $batches i32.const 1 i32.sub local.set $batches
+      br $batch
+    end end"""
+    local_vars = (*((name, "i32") for name in ("i", "j", "kk", "scale", "to", "from")),
+                  ("s", "v128"))
+    return Function("matmul_i32", _PARAMS[:7], body, locals=local_vars)
 
 
 def scratch_bytes(k: int, n: int) -> tuple[int, int]:
