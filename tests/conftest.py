@@ -33,7 +33,12 @@ from pyburn.backends import remote, wgpu  # noqa: E402
 from pyburn.remote.process import ServerProcess  # noqa: E402
 from pyburn.runtime import IN_BROWSER  # noqa: E402
 
-DEVICES = pyburn.available_devices()
+#: the devices every device-parametrized test runs on: those available here, and those
+#: $PYBURN_EXTRA_DEVICES names (a device not in the default order yet, such as "wasm" while
+#: it is being built: ``PYBURN_EXTRA_DEVICES=wasm pytest tests/conformance``)
+DEVICES = pyburn.available_devices() + [
+    pyburn.device(name) for name in os.environ.get("PYBURN_EXTRA_DEVICES", "").split(",")
+    if name]
 NOFUSION = ([pyburn.device("wgpu_nofusion")]
             if wgpu.unavailable_reason() is None and wgpu.fusion_enabled() else [])
 

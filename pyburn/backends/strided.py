@@ -1,11 +1,55 @@
 """View arithmetic shared by the backends whose handles are (storage, shape, strides, offset):
-flex and wgpu. A handle type only needs ``shape``, ``strides``, ``offset`` and
-``view(shape, strides, offset)``."""
+flex, wgpu and wasm. A handle type only needs ``shape``, ``strides``, ``offset`` and
+``view(shape, strides, offset)``; `StridedView` is wgpu's and wasm's."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
+
+from ..dtypes import DType
+from ..shape import contiguous_strides
+
+Shape = tuple[int, ...]
+
+
+class StridedView:
+    """A tensor over a pooled `storage` (``pool.Storage``), read as `dtype` through `shape`,
+    `strides` and `offset`, which count elements: strides may be 0 (expanded dims) or
+    negative (flipped ones)."""
+
+    __slots__ = ("storage", "shape", "strides", "offset", "dtype")
+
+    def __init__(self, storage: Any, shape: Shape, dtype: DType,
+                 strides: Shape | None = None, offset: int = 0):
+        self.storage = storage
+        self.shape = shape
+        self.dtype = dtype
+        self.strides = contiguous_strides(shape) if strides is None else strides
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.dtype.name}, shape={self.shape}, "
+                f"strides={self.strides}, offset={self.offset}, {self.storage!r})")
+
+    @property
+    def numel(self) -> int:
+        """Number of elements."""
+        return math.prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order, one after the other."""
+        step = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != step:
+                return False
+            step *= size
+        return True
+
+    def view(self, shape: Shape, strides: Shape, offset: int) -> Any:
+        """Another view of the same storage, of the same type."""
+        return type(self)(self.storage, shape, self.dtype, strides, offset)
 
 
 def slice_view(x: Any, starts: Sequence[int], stops: Sequence[int], steps: Sequence[int]) -> Any:

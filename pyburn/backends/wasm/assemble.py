@@ -61,10 +61,9 @@ class Module:
         exports = [_name(f.name) + b"\x00" + _unsigned(indices[f.name])
                    for f in self.functions if f.export]
         bodies = [_sized(_code(f, indices)) for f in self.functions]
-        return b"\x00asm\x01\x00\x00\x00" + b"".join([
-            _section(1, _vector(types)), _section(2, _vector([memory])),
-            _section(3, _vector(declared)), _section(7, _vector(exports)),
-            _section(10, _vector(bodies))])
+        sections = [(1, types), (2, [memory]), (3, declared), (7, exports), (10, bodies)]
+        return b"\x00asm\x01\x00\x00\x00" + b"".join(
+            _section(kind, _vector(items)) for kind, items in sections if items)
 
     def text(self) -> str:
         """The module in the text format."""

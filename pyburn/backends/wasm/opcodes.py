@@ -89,7 +89,8 @@ SIMD: dict[str, tuple[int, str]] = {
     "v128.not": (0x4D, ""), "v128.and": (0x4E, ""), "v128.andnot": (0x4F, ""),
     "v128.or": (0x50, ""), "v128.xor": (0x51, ""), "v128.bitselect": (0x52, ""),
     "v128.any_true": (0x53, ""), "v128.store32_lane": (0x5A, "memlane"),
-    "v128.load32_zero": (0x5C, "memarg"), "i8x16.narrow_i16x8_u": (0x66, ""),
+    "v128.load32_zero": (0x5C, "memarg"), "i8x16.bitmask": (0x64, ""),
+    "i8x16.narrow_i16x8_u": (0x66, ""),
     "i16x8.narrow_i32x4_u": (0x86, ""), "i16x8.extend_low_i8x16_u": (0x89, ""),
     "i32x4.extend_low_i16x8_u": (0xA9, ""),
     "f32x4.ceil": (0x67, ""), "f32x4.floor": (0x68, ""), "f32x4.trunc": (0x69, ""),
@@ -105,6 +106,15 @@ SIMD: dict[str, tuple[int, str]] = {
     "f32x4.pmin": (0xEA, ""), "f32x4.pmax": (0xEB, ""),
     "i32x4.trunc_sat_f32x4_s": (0xF8, ""), "i32x4.trunc_sat_f32x4_u": (0xF9, ""),
     "f32x4.convert_i32x4_s": (0xFA, ""), "f32x4.convert_i32x4_u": (0xFB, ""),
+    # float64 lanes (mathlib's pow and its sin/cos/tan argument reduction for large x)
+    "f32x4.demote_f64x2_zero": (0x5E, ""), "f64x2.promote_low_f32x4": (0x5F, ""),
+    "f64x2.ceil": (0x74, ""), "f64x2.floor": (0x75, ""), "f64x2.trunc": (0x7A, ""),
+    "f64x2.nearest": (0x94, ""),
+    "i64x2.shl": (0xCB, ""), "i64x2.shr_s": (0xCC, ""), "i64x2.shr_u": (0xCD, ""),
+    "i64x2.add": (0xCE, ""), "i64x2.sub": (0xD1, ""),
+    "f64x2.abs": (0xEC, ""), "f64x2.neg": (0xED, ""), "f64x2.sqrt": (0xEF, ""),
+    "f64x2.add": (0xF0, ""), "f64x2.sub": (0xF1, ""), "f64x2.mul": (0xF2, ""),
+    "f64x2.div": (0xF3, ""), "f64x2.min": (0xF4, ""), "f64x2.max": (0xF5, ""),
 }
 
 #: the value types, by name, and their encodings

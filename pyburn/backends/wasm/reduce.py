@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...dtypes import DType, bool_
+from ...dtypes import DType, bool_, float32, int32, uint8
 from .assemble import Function
 from .kinds import KINDS, Kind
 
@@ -49,6 +49,10 @@ REDUCTIONS = {
                       "i32x4": "v128.const i32x4 -1 -1 -1 -1"},
                      {"f32x4": "v128.and", "i32x4": "v128.and"}, truth=True),
 }
+#: the dtypes each reduction takes (sums and products of bools are the tensor layer's, on
+#: ints)
+DTYPES = {"sum": (float32, int32, uint8), "prod": (float32, int32, uint8),
+          **{op: (float32, int32, uint8, bool_) for op in ("max", "min", "any", "all")}}
 #: lanes 2 and 3 onto 0 and 1, then lane 1 onto 0 (i8x16.shuffle's byte indices)
 _HIGH_HALF = " ".join(str(b) for b in [*range(8, 16), *range(8)])
 _LANE_ONE = " ".join(str(b) for b in [*range(4, 8), *range(4), *range(8, 16)])

@@ -1,0 +1,283 @@
+"""The wasm backend: tensors in a WebAssembly memory (`memory`), primitives as pyburn's own
+WebAssembly SIMD kernels (`kernels`), on the engine of `engine`.
+
+Handles are `WasmTensor` views (storage, shape, strides, offset): reshape of a contiguous
+tensor, permute, expand, slice and flip only make a new view. Kernels take contiguous
+operands, so an operand that is not is copied first by the strided copy kernel, whose
+shape and strides go in the memory's reserved bottom (`META`). Elements leave the memory
+only as one bulk copy (`to_bytes`) and enter it as one (`from_bytes`).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+
+from ...dtypes import DType, bool_, float32, int32, uint8
+from ...ops.elementwise import BINARY, UNARY
+from ..base import Backend, Shape
+from ..pool import BufferPool
+from ..strided import StridedView, flip_view, slice_view
+from . import matmul as linalg
+from . import order as order_
+from .engine import Engine
+from .kernels import Kernels
+from .kinds import KINDS
+from .memory import RESERVED, Memory
+
+#: where a call's shapes and strides go (below every buffer: `memory.RESERVED`)
+META = 16
+
+
+class WasmTensor(StridedView):
+    """A wasm tensor: its storage's buffer is an address in the engine's memory."""
+
+    __slots__ = ()
+
+    @property
+    def size(self) -> int:
+        """Bytes per element."""
+        return KINDS[self.dtype].size
+
+    @property
+    def address(self) -> int:
+        """Where the first element is (the view's offset included)."""
+        return self.storage.buffer + self.offset * self.size
+
+
+class WasmBackend(Backend):
+    """Every primitive as WebAssembly kernels over one engine's memory."""
+
+    name = "wasm"
+    dtypes = frozenset({float32, int32, uint8, bool_})
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.memory = Memory(engine)
+        self.pool = BufferPool(self.memory)
+        self.kernels = Kernels(engine)
+
+    # ---- memory -------------------------------------------------------------------------
+    def empty(self, shape: Shape, dtype: DType) -> WasmTensor:
+        """A new contiguous tensor (contents undefined)."""
+        nbytes = max(1, math.prod(shape)) * KINDS[dtype].size
+        return WasmTensor(self.pool.allocate(nbytes), shape, dtype)
+
+    def contiguous(self, x: WasmTensor) -> WasmTensor:
+        """`x`, or a contiguous copy of it."""
+        if x.is_contiguous():
+            return x
+        out = self.empty(x.shape, x.dtype)
+        self.copy(out, x)
+        return out
+
+    def copy(self, dst: WasmTensor, src: WasmTensor) -> None:
+        """Every element of view `src` into view `dst` (the same shape)."""
+        if not math.prod(src.shape):
+            return
+        shape = src.shape or (1,)
+        strides = [(s.strides or (0,)) for s in (src, dst)]
+        size = src.size
+        meta = [*shape, *(k * size for k in strides[0]), *(k * size for k in strides[1]),
+                *[0] * len(shape)]
+        if 16 * len(shape) > RESERVED - META:
+            raise ValueError(f"a tensor of rank {len(shape)} is beyond the wasm backend's "
+                             f"{(RESERVED - META) // 16}")
+        self.engine.write(META, struct.pack(f"<{len(meta)}i", *meta))
+        self.kernels[f"copy_{size}"](dst.address, src.address, len(shape), META)
+
+    def footprint(self, x: WasmTensor) -> tuple[object, int]:
+        """The storage the view reads, and its size."""
+        return x.storage, x.storage.nbytes
+
+    # ---- transfer -----------------------------------------------------------------------
+    def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> WasmTensor:
+        """A tensor from C-ordered little-endian bytes: one copy into the memory."""
+        return WasmTensor(self.pool.upload(data), shape, dtype)
+
+    def to_bytes(self, x: WasmTensor, shape: Shape, dtype: DType) -> bytes:
+        """The elements as C-ordered bytes: one copy out of the memory."""
+        x = self.contiguous(x)
+        return self.engine.read(x.address, x.numel * x.size)
+
+    # ---- creation -----------------------------------------------------------------------
+    def full(self, shape: Shape, value: float | int | bool, dtype: DType) -> WasmTensor:
+        """`shape` of `value`."""
+        out = self.empty(shape, dtype)
+        if dtype is float32:
+            self.kernels["fill_4"](out.address, _f32_bits(float(value)), out.numel)
+        elif dtype is int32:
+            self.kernels["fill_4"](out.address, int(value), out.numel)
+        else:
+            self.kernels["fill_1"](out.address, int(value) & 0xFF, out.numel)
+        return out
+
+    def arange(self, start: float | int, step: float | int, n: int, dtype: DType) -> WasmTensor:
+        """``start + i * step``: float64 arithmetic rounded to float32, or int32."""
+        if dtype is float32:
+            out = self.empty((n,), dtype)
+            self.kernels["arange_f32"](out.address, float(start), float(step), n)
+            return out
+        whole = self.empty((n,), int32)
+        self.kernels["arange_i32"](whole.address, int(start), int(step), n)
+        return whole if dtype is int32 else self.cast(whole, dtype)
+
+    def random_bits(self, shape: Shape, seed: int, offset: int) -> WasmTensor:
+        """The Philox words of ``pyburn.random`` as int32."""
+        out = self.empty(shape, int32)
+        block = offset // 4
+        counter = [(block >> (32 * w)) & 0xFFFFFFFF for w in range(4)]
+        self.kernels["philox"](out.address, out.numel, offset % 4, *counter,
+                               seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+        return out
+
+    # ---- elementwise --------------------------------------------------------------------
+    def unary(self, op: str, x: WasmTensor, out: DType) -> WasmTensor:
+        """An op of ``UNARY`` on contiguous `x`."""
+        x = self.contiguous(x)
+        result = self.empty(x.shape, out)
+        self.kernels.elementwise(UNARY[op], x.dtype, out)(result.address, x.address, x.numel)
+        return result
+
+    def binary(self, op: str, a: WasmTensor, b: WasmTensor, out: DType) -> WasmTensor:
+        """An op of ``BINARY`` on contiguous operands of one shape."""
+        a, b = self.contiguous(a), self.contiguous(b)
+        result = self.empty(a.shape, out)
+        self.kernels.elementwise(BINARY[op], a.dtype, out)(result.address, a.address,
+                                                           b.address, a.numel)
+        return result
+
+    # ---- reductions ---------------------------------------------------------------------
+    def reduce(self, op: str, x: WasmTensor, axes: tuple[int, ...]) -> WasmTensor:
+        """`op` over `axes`, kept as size-1 dims: the axes brought together, then one call
+        over the (outer, length, inner) block."""
+        kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+        if not axes:
+            return self.contiguous(x) if op not in ("any", "all") else self.cast(x, bool_)
+        if axes != tuple(range(axes[0], axes[-1] + 1)):  # not one block: move them last
+            rest = tuple(a for a in range(len(x.shape)) if a not in axes)
+            x = self.permute(x, rest + axes)
+            axes = tuple(range(len(rest), len(x.shape)))
+        x = self.contiguous(x)
+        outer = math.prod(x.shape[:axes[0]])
+        length = math.prod(x.shape[axes[0]:axes[-1] + 1])
+        inner = math.prod(x.shape[axes[-1] + 1:])
+        out = self.empty(kept, bool_ if op in ("any", "all") else x.dtype)
+        self.kernels[f"reduce_{op}_{x.dtype.name}"](out.address, x.address, outer, length,
+                                                    inner)
+        return out
+
+    def arg_reduce(self, op: str, x: WasmTensor, axis: int) -> WasmTensor:
+        """The int32 index of the first max ("argmax") or min along `axis`, kept."""
+        x = self.contiguous(x)
+        outer, length, inner = _around(x.shape, axis)
+        out = self.empty(x.shape[:axis] + (1,) + x.shape[axis + 1:], int32)
+        self.kernels[f"arg_{op}_{x.dtype.name}"](out.address, x.address, outer, length, inner)
+        return out
+
+    def scan(self, op: str, x: WasmTensor, axis: int) -> WasmTensor:
+        """Inclusive cumsum ("sum") or cumprod along `axis`, in order."""
+        x = self.contiguous(x)
+        out = self.empty(x.shape, x.dtype)
+        self.kernels[f"scan_{op}_{x.dtype.name}"](out.address, x.address,
+                                                  *_around(x.shape, axis))
+        return out
+
+    def sort(self, x: WasmTensor, axis: int, descending: bool) -> tuple[WasmTensor, WasmTensor]:
+        """Stable sort along `axis` (brought last, sorted row by row, then put back)."""
+        order = tuple(a for a in range(len(x.shape)) if a != axis) + (axis,)
+        rows = self.contiguous(self.permute(x, order))
+        values, indices = self.empty(rows.shape, x.dtype), self.empty(rows.shape, int32)
+        length = x.shape[axis] if x.shape else 1
+        scratch = self.pool.allocate(max(16, order_.sort_scratch_bytes(length, x.dtype)))
+        self.kernels[f"sort_{x.dtype.name}"](values.address, indices.address, rows.address,
+                                             rows.numel // max(length, 1), length,
+                                             int(descending), scratch.buffer)
+        back = tuple(order.index(a) for a in range(len(x.shape)))
+        return self.permute(values, back), self.permute(indices, back)
+
+    # ---- movement -----------------------------------------------------------------------
+    def reshape(self, x: WasmTensor, shape: Shape) -> WasmTensor:
+        """A view where `x` is contiguous, else a contiguous copy viewed so."""
+        x = self.contiguous(x)
+        return WasmTensor(x.storage, shape, x.dtype, None, x.offset)
+
+    def permute(self, x: WasmTensor, axes: tuple[int, ...]) -> WasmTensor:
+        """Dims reordered, as a view."""
+        return x.view(tuple(x.shape[a] for a in axes), tuple(x.strides[a] for a in axes),
+                      x.offset)
+
+    def expand(self, x: WasmTensor, shape: Shape) -> WasmTensor:
+        """Size-1 dims broadcast, as a view (stride 0)."""
+        strides = tuple(0 if n == 1 and m != 1 else s
+                        for n, m, s in zip(x.shape, shape, x.strides))
+        return x.view(shape, strides, x.offset)
+
+    def slice(self, x: WasmTensor, starts: Sequence[int], stops: Sequence[int],
+              steps: Sequence[int]) -> WasmTensor:
+        """Basic slicing, as a view."""
+        return slice_view(x, starts, stops, steps)
+
+    def flip(self, x: WasmTensor, axes: tuple[int, ...]) -> WasmTensor:
+        """`axes` reversed, as a view."""
+        return flip_view(x, axes)
+
+    def pad(self, x: WasmTensor, pads: Sequence[tuple[int, int]],
+            value: float | int | bool) -> WasmTensor:
+        """`value` around `x`: a fill, then `x` copied into the inside."""
+        shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
+        out = self.full(shape, value, x.dtype)
+        inside = slice_view(out, [before for before, _ in pads],
+                            [before + n for n, (before, _) in zip(x.shape, pads)],
+                            [1] * len(shape))
+        self.copy(inside, x)
+        return out
+
+    def cat(self, xs: Sequence[WasmTensor], axis: int) -> WasmTensor:
+        """Each part copied into its slice of the result."""
+        first = xs[0]
+        shape = list(first.shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        out = self.empty(tuple(shape), first.dtype)
+        at = 0
+        for x in xs:
+            starts = [at if a == axis else 0 for a in range(len(shape))]
+            stops = [at + x.shape[a] if a == axis else shape[a] for a in range(len(shape))]
+            self.copy(slice_view(out, starts, stops, [1] * len(shape)), x)
+            at += x.shape[axis]
+        return out
+
+    # ---- linear algebra -----------------------------------------------------------------
+    def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:
+        """(*B, M, K) @ (*B, K, N): float32 on the packed-panel kernel, integers (wrapping)
+        on int32's."""
+        dtype = a.dtype
+        if dtype is not float32 and dtype is not int32:
+            a, b = self.cast(a, int32), self.cast(b, int32)
+        a, b = self.contiguous(a), self.contiguous(b)
+        *batch, m, k = a.shape
+        n = b.shape[-1]
+        out = self.empty((*batch, m, n), a.dtype)
+        if a.dtype is int32:
+            self.kernels["matmul_i32"](out.address, a.address, b.address, math.prod(batch), m,
+                                       k, n)
+            return out if dtype is int32 else self.cast(out, dtype)
+        pack_a, pack_b = (self.pool.allocate(size) for size in linalg.scratch_bytes(k, n))
+        self.kernels["matmul_f32"](out.address, a.address, b.address, math.prod(batch), m, k,
+                                   n, pack_a.buffer, pack_b.buffer)
+        return out
+
+
+def _around(shape: Shape, axis: int) -> tuple[int, int, int]:
+    """The (outer, length, inner) block of a contiguous tensor around `axis`."""
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def _f32_bits(value: float) -> int:
+    """The bits of `value` as float32, as an i32."""
+    try:
+        packed = struct.pack("<f", value)
+    except OverflowError:
+        packed = struct.pack("<f", math.copysign(math.inf, value))
+    return struct.unpack("<i", packed)[0]

@@ -1,0 +1,58 @@
+"""The wasm backend as a device (wasmtime on the desktop, the JavaScript engine under
+Pyodide): views share memory and copies happen only where a kernel needs a contiguous
+operand, elements cross into and out of the memory as one bulk copy, memory grows for big
+tensors and comes back for reuse. What each primitive computes is the conformance suite's
+(``PYBURN_EXTRA_DEVICES=wasm``)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import pyburn
+from pyburn.backends import wasm
+
+pytestmark = pytest.mark.skipif(wasm.unavailable_reason() is not None,
+                                reason=str(wasm.unavailable_reason()))
+
+
+@pytest.fixture
+def dev() -> pyburn.Device:
+    return pyburn.device("wasm")
+
+
+def test_movement_makes_views_and_kernels_read_them(dev):
+    x = pyburn.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=dev)
+    backend = dev.backend
+    for view in (x.T, x[:, ::2], x.flip(1), x[:1].expand(3, 3)):
+        assert view._h.storage is x._h.storage  # no copy
+    assert (x.T + 0.0).tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    assert x.flip(1)[:, ::2].sum().item() == 14.0
+    assert backend.contiguous(x._h) is x._h
+
+
+def test_bytes_cross_once_each_way(dev, monkeypatch):
+    engine = dev.backend.engine
+    reads, writes = [], []
+    read, write = engine.read, engine.write
+    monkeypatch.setattr(engine, "read", lambda a, n: reads.append(n) or read(a, n))
+    monkeypatch.setattr(engine, "write", lambda a, d: writes.append(len(d)) or write(a, d))
+    values = [float(v) for v in range(1000)]
+    x = pyburn.tensor(values, device=dev)
+    assert x.tolist() == values
+    assert len(writes) == 1 and writes[0] >= 4000 and reads == [4000]  # one copy each way
+
+
+def test_memory_grows_for_big_tensors_and_buffers_come_back(dev):
+    engine = dev.backend.engine
+    before = engine.size()
+    big = pyburn.ones(before // 2, device=dev)  # twice the memory's size, in float32
+    assert engine.size() > before
+    assert engine.size() >= big._h.address + 2 * before
+    assert big.sum().item() == before // 2
+    address = big._h.storage.buffer
+    del big
+    again = pyburn.zeros(before // 2, device=dev)
+    assert again._h.storage.buffer == address  # the pool handed the same buffer back
+    assert struct.unpack("<f", engine.read(address, 4))[0] == 0.0
