@@ -148,6 +148,23 @@ class WasmBackend(Backend):
                                                            b.address, a.numel)
         return result
 
+    def where(self, cond: WasmTensor, a: WasmTensor, b: WasmTensor) -> WasmTensor:
+        """``a if cond else b``, elementwise."""
+        cond, a, b = self.contiguous(cond), self.contiguous(a), self.contiguous(b)
+        out = self.empty(a.shape, a.dtype)
+        self.kernels[f"where_{a.size}"](out.address, cond.address, a.address, b.address,
+                                        a.numel)
+        return out
+
+    def cast(self, x: WasmTensor, dtype: DType) -> WasmTensor:
+        """`x` as `dtype`, as every backend casts."""
+        if x.dtype is dtype:
+            return x
+        x = self.contiguous(x)
+        out = self.empty(x.shape, dtype)
+        self.kernels[f"cast_{x.dtype.name}_{dtype.name}"](out.address, x.address, x.numel)
+        return out
+
     # ---- reductions ---------------------------------------------------------------------
     def reduce(self, op: str, x: WasmTensor, axes: tuple[int, ...]) -> WasmTensor:
         """`op` over `axes`, kept as size-1 dims: the axes brought together, then one call
@@ -247,6 +264,59 @@ class WasmBackend(Backend):
             self.copy(slice_view(out, starts, stops, [1] * len(shape)), x)
             at += x.shape[axis]
         return out
+
+    # ---- indexing -----------------------------------------------------------------------
+    def _covered(self, x: WasmTensor, index: WasmTensor, axis: int) -> WasmTensor:
+        """The view of `x` that `index` covers in every dim but `axis`."""
+        stops = [x.shape[a] if a == axis else n for a, n in enumerate(index.shape)]
+        return slice_view(x, [0] * len(stops), stops, [1] * len(stops))
+
+    def gather(self, x: WasmTensor, axis: int, index: WasmTensor) -> WasmTensor:
+        """``out[.., j, ..] = x[.., index[.., j, ..], ..]`` along `axis`."""
+        x, index = self.contiguous(self._covered(x, index, axis)), self.contiguous(index)
+        outer, x_len, inner = _around(x.shape, axis)
+        out = self.empty(index.shape, x.dtype)
+        self.kernels[f"gather_{x.size}"](out.address, x.address, index.address, outer, x_len,
+                                         index.shape[axis], inner)
+        return out
+
+    def scatter(self, x: WasmTensor, axis: int, index: WasmTensor, src: WasmTensor,
+                reduce: str) -> WasmTensor:
+        """A copy of `x` with `src` written (or added) at `index` along `axis`: into the
+        part of the copy that `index` covers, made contiguous first where that is not all
+        of it, then copied back."""
+        out = self.empty(x.shape, x.dtype)
+        self.copy(out, x)
+        covered = self._covered(out, index, axis)
+        part = covered if covered.shape == out.shape else self.contiguous(covered)
+        index, src = self.contiguous(index), self.contiguous(src)
+        outer, length, inner = _around(part.shape, axis)
+        self.kernels[f"scatter_{x.dtype.name}"](part.address, index.address, src.address,
+                                                outer, length, index.shape[axis], inner,
+                                                int(reduce == "add"))
+        if part is not covered:
+            self.copy(covered, part)
+        return out
+
+    def index_select(self, x: WasmTensor, axis: int, index: WasmTensor) -> WasmTensor:
+        """The entries `index` (1-d) along `axis`."""
+        x, index = self.contiguous(x), self.contiguous(index)
+        outer, x_len, inner = _around(x.shape, axis)
+        out = self.empty(x.shape[:axis] + (index.numel,) + x.shape[axis + 1:], x.dtype)
+        self.kernels[f"index_select_{x.size}"](out.address, x.address, index.address, outer,
+                                               x_len, index.numel, inner)
+        return out
+
+    def nonzero(self, x: WasmTensor) -> tuple[WasmTensor, Shape]:
+        """The int32 coordinates of the nonzero elements, (count, rank)."""
+        x = self.contiguous(x)
+        name = x.dtype.name
+        count = self.kernels[f"count_nonzero_{name}"](x.address, x.numel)
+        rank = len(x.shape)
+        out = self.empty((count, rank), int32)
+        self.engine.write(META, struct.pack(f"<{rank}i", *x.shape))
+        self.kernels[f"nonzero_{name}"](out.address, x.address, x.numel, rank, META)
+        return out, (count, rank)
 
     # ---- linear algebra -----------------------------------------------------------------
     def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ...ops.elementwise import ElementwiseOp
-from . import mathlib
+from . import division, mathlib
 from .assemble import Function
 from .kinds import Kind
 
@@ -59,5 +59,12 @@ def kernel(op: ElementwiseOp, kind: Kind, out: Kind) -> list[Function]:
         loop("i32.const 3 i32.and", 1, kind.load1, out.store1, "tail")])
     params = (("out", "i32"), *((f"p_{o}", "i32") for o in operands), ("n", "i32"))
     local_vars = (*((o, "v128") for o in operands), ("t", "v128"), ("end", "i32"))
-    calls = re.findall(r"call \$(\w+)_f32x4", compute)
-    return [Function(name, params, body, locals=local_vars), *mathlib.needed(calls)]
+    return [Function(name, params, body, locals=local_vars), *library(compute)]
+
+
+def library(compute: str) -> list[Function]:
+    """The functions of the math and division libraries that `compute` calls, with theirs."""
+    calls = re.findall(r"call \$(\w+)", compute)
+    math = [name.removesuffix("_f32x4") for name in calls if name not in division.FUNCTIONS]
+    return [*mathlib.needed(math), *division.needed([n for n in calls
+                                                      if n in division.FUNCTIONS])]

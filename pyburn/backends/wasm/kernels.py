@@ -1,5 +1,6 @@
 """The wasm backend's kernels, compiled on the engine when first called: the fixed library
-(creation, strided copies, reductions, sorts and scans, matmul) as one module, the first
+(creation, strided copies, reductions, sorts and scans, indexing, casts, matmul) as one
+module, the first
 time any of it is needed; each elementwise kernel (an op on a dtype, generated from the op
 table) as a module of its own, the first time that op meets that dtype. A call is a plain
 call of an export with numbers."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from ...dtypes import DType
 from ...ops.elementwise import ElementwiseOp
-from . import creation, elementwise, matmul, movement, order, reduce
+from . import creation, elementwise, indexing, matmul, movement, order, reduce
 from .assemble import Function, Module
 from .engine import Engine, Export
 from .kinds import KINDS
@@ -22,7 +23,7 @@ def library() -> list[Function]:
     return [*creation.kernels(), *(movement.copy_kernel(size) for size in COPY_SIZES),
             *(reduce.kernel(op, dtype) for op, dtypes in reduce.DTYPES.items()
               for dtype in dtypes),
-            *order.kernels(), matmul.kernel(), matmul.int_kernel()]
+            *order.kernels(), *indexing.kernels(), matmul.kernel(), matmul.int_kernel()]
 
 
 class Kernels:
