@@ -311,7 +311,7 @@ class WasmBackend(Backend):
         """The int32 coordinates of the nonzero elements, (count, rank)."""
         x = self.contiguous(x)
         name = x.dtype.name
-        count = self.kernels[f"count_nonzero_{name}"](x.address, x.numel)
+        count = int(self.kernels[f"count_nonzero_{name}"](x.address, x.numel) or 0)
         rank = len(x.shape)
         out = self.empty((count, rank), int32)
         self.engine.write(META, struct.pack(f"<{rank}i", *x.shape))
