@@ -1,4 +1,4 @@
-"""The draw-a-digit page on WebGPU and on flex: real MNIST test digits, pasted as pixels and
+"""The draw-a-digit page on WebGPU, wasm and flex: real MNIST test digits, pasted as pixels and
 drawn with the mouse, are read right, with the probabilities the desktop's cpu backend
 computes from the same input."""
 
@@ -14,7 +14,9 @@ from pyburn.data.datasets import MNIST
 from pyburn.models import load_mnist
 from pyburn.nn import functional as F
 
-DEVICES = ("wgpu", "flex")
+DEVICES = ("wgpu", "wasm", "flex")
+#: how the page names each device after a prediction
+NAMES = {"wgpu": "WebGPU", "wasm": "wasm", "flex": "flex"}
 IMAGES = 10
 #: the canvas is 280×280: ten canvas pixels per MNIST pixel
 CELL = 10
@@ -66,7 +68,7 @@ class MnistPage:
 
 @pytest.fixture(scope="module", params=DEVICES)
 def mnist(request: pytest.FixtureRequest, module_web: object) -> MnistPage:
-    """The page with its device switch on WebGPU or flex."""
+    """The page with its device switch on one of `DEVICES`."""
     return MnistPage(module_web.open(f"mnist.html?device={request.param}"), request.param)
 
 
@@ -126,5 +128,5 @@ def test_drawn_digits_are_read(mnist: MnistPage, digits: list, screenshot: objec
         right += best(mnist.page.evaluate(PREDICT)["probabilities"]) == label
     assert right >= 9, f"{right} of {len(digits)} drawn digits read right on {mnist.device}"
     timing = mnist.page.inner_text("#timing")
-    assert timing.endswith("WebGPU" if mnist.device == "wgpu" else "flex"), timing
+    assert timing.endswith(NAMES[mnist.device]), timing
     screenshot(mnist.page, f"mnist-drawn-{mnist.device}")

@@ -42,28 +42,30 @@ def test_a_file_prints_the_same_in_the_page_and_on_the_desktop(page: object,
 
 
 def test_kernels_run_in_the_page_as_on_the_desktop(page: object) -> None:
-    """The kernels example (pyburn.kernel) on the page's WebGPU and on flex prints what it
-    prints on the desktop: the same kernels, compiled to WGSL for Chromium's WebGPU."""
+    """The kernels example (pyburn.kernel) on the page's devices (WebGPU, wasm, flex) prints
+    what it prints on the desktop: the same kernels, compiled to WGSL for Chromium's
+    WebGPU."""
     source = EXAMPLES / "kernels.py"
     desktop = subprocess.run([sys.executable, str(source)], capture_output=True, text=True,
                              check=True).stdout
     output = run_in_page(page, source.read_text())
     assert output == desktop
-    assert output.endswith("agree: True\n")
-    assert run_in_page(page, "import pyburn\nprint(pyburn.device())\n").startswith("wgpu")
-    # the row sums ran on SwiftShader's own subgroups (4 wide), flex's on emulated ones
-    assert run_in_page(page, FEATURES).strip() == "True"
+    assert output.endswith("agrees: True\n")
+    # the kernels ran on WebGPU among the others, the row sums on SwiftShader's own
+    # subgroups (4 wide), flex's and wasm's on emulated ones
+    assert run_in_page(page, FEATURES).split() == ["wasm,wgpu,flex", "True"]
 
 
 FEATURES = """import pyburn
 from pyburn.kernel import wgsl_exec
-print("subgroups" in wgsl_exec.gpu_of(pyburn.device().backend)[0].runtime.features)
+print(",".join(d.name for d in pyburn.available_devices()))
+print("subgroups" in wgsl_exec.gpu_of(pyburn.device("wgpu").backend)[0].runtime.features)
 """
 
 
 KEPT = """import pyburn
 from pyburn.kernel import examples, wgsl_exec
-examples.gelu(pyburn.arange(4.0)).tolist()
+examples.gelu(pyburn.arange(4.0, device="wgpu")).tolist()
 print(wgsl_exec.STATS.generated, wgsl_exec.STATS.from_disk)
 """
 

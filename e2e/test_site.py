@@ -1,5 +1,5 @@
 """The site as a whole: the front page and its links, and what a visitor sees where WebGPU has
-no adapter (the pages fall back to flex and say so)."""
+no adapter (the pages fall back to the wasm device and say so)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,18 @@ def test_the_front_page_links_every_page(web: object, screenshot: object) -> Non
     screenshot(page, "index")
 
 
-def test_without_webgpu_the_pages_say_so_and_use_flex(web_without_webgpu: object,
+def test_without_webgpu_the_pages_say_so_and_use_wasm(web_without_webgpu: object,
                                                       screenshot: object) -> None:
     page = web_without_webgpu.open("mnist.html")
     notice = page.locator("#notice")
     assert notice.is_visible()
     assert "WebGPU is not available here" in notice.inner_text()
-    assert "flex" in notice.inner_text()
+    assert "pyburn runs on wasm (its WebAssembly SIMD kernels) instead" in notice.inner_text()
     assert page.is_disabled('input[value="wgpu"]')
-    assert page.is_checked('input[value="flex"]')
+    assert page.is_checked('input[value="wasm"]')
     page.evaluate(PASTE_ONE)
     result = page.evaluate("async () => { await window.mnistDemo.predict(); "
                            "return window.mnistDemo.lastResult; }")
-    assert result["device"] == "flex"
+    assert result["device"] == "wasm"
     assert page.inner_text("#answer") == "1"
     screenshot(page, "mnist-without-webgpu")

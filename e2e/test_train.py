@@ -37,10 +37,10 @@ def held_out_accuracy(path: Path, site_dir: Path) -> float:
     return right / subset["test_labels"].shape[0]
 
 
-def test_training_on_webgpu_learns_pauses_and_downloads(web: object, site_dir: Path,
-                                                         tmp_path: Path,
-                                                         screenshot: object) -> None:
-    page = web.open("train.html?device=wgpu")
+@pytest.mark.parametrize("device", ["wgpu", "wasm"])
+def test_training_learns_pauses_and_downloads(web: object, site_dir: Path, tmp_path: Path,
+                                              screenshot: object, device: str) -> None:
+    page = web.open(f"train.html?device={device}")
     page.fill("#epochs", "1")
     page.click("#start")
     wait_for_steps(page, 5)
@@ -59,7 +59,7 @@ def test_training_on_webgpu_learns_pauses_and_downloads(web: object, site_dir: P
     assert sum(losses[-10:]) / 10 < 0.5 * sum(losses[:5]) / 5, losses
     epochs = page.evaluate("() => window.trainDemo.epochs")
     assert len(epochs) == 1 and epochs[0]["test_accuracy"] > 0.7, epochs
-    screenshot(page, "train-webgpu")
+    screenshot(page, f"train-{device}")
 
     with page.expect_download() as download:
         page.click("#download")

@@ -1,4 +1,4 @@
-"""pyburn's WebGPU runtime in the page's worker: the default device, uploads and reads of
+"""pyburn's WebGPU runtime in the page's worker: the device order, uploads and reads of
 every dtype, synchronous reads through JSPI, and the error that names the `_async` form
 where a synchronous read cannot wait."""
 
@@ -20,8 +20,11 @@ def run(page: object, code: str) -> object:
     return page.evaluate(RUN, code)
 
 
-def test_webgpu_is_the_default_device(page: object) -> None:
-    assert run(page, "import pyburn\nstr(pyburn.default_device())") == "wgpu"
+def test_a_fallback_adapter_ranks_after_wasm(page: object) -> None:
+    """Chromium's SwiftShader is a fallback adapter: the wasm device's kernels come first."""
+    assert run(page, "import pyburn\n[d.name for d in pyburn.available_devices()]") == [
+        "wasm", "wgpu", "flex"]
+    assert run(page, "str(pyburn.default_device())") == "wasm"
     assert run(page, "from pyburn.backends import wgpu\n"
                      "info = wgpu.adapters()[0][0]\n[info.backend, info.is_software]") == [
         "WebGPU", True]

@@ -20,6 +20,7 @@ from .devices import default_device, device_report
 from .errors import PyburnError
 from .onnx import cli as onnx_cli
 from .remote import cli as remote_cli
+from .runtime import IN_BROWSER
 from .train import mnist_job, plot
 
 _EPILOG = """\
@@ -100,7 +101,8 @@ def _print_adapters() -> None:
     found = wgpu.adapters()
     if not found:
         return
-    print("wgpu adapters (device wgpu:N; a software adapter ranks after cpu):")
+    after = "wasm" if IN_BROWSER else "cpu and wasm"
+    print(f"wgpu adapters (device wgpu:N; a software adapter ranks after {after}):")
     for i, (info, limits) in enumerate(found):
         print(f"  {i}  {info.name} via {info.backend} ({info.adapter_type}): bindings up to "
               f"{limits.max_storage_buffer_binding_size >> 20} MiB, buffers up to "

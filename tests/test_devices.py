@@ -31,7 +31,7 @@ REGISTRATION = Registration("borrowed", lambda: None, lambda index: Borrowed(), 
 
 def test_the_shipped_kinds_register_themselves_under_their_module_names():
     found = registrations()
-    assert set(found) == {"flex", "cpu", "wgpu", "wgpu_nofusion", "remote"}
+    assert set(found) == {"flex", "cpu", "wgpu", "wgpu_nofusion", "wasm", "remote"}
     assert all(isinstance(r, Registration) and r.name == name for name, r in found.items())
     assert found["wgpu_nofusion"].rank is None  # chosen by name only
     assert found["remote"].rank is None and found["remote"].connect is not None  # by address
@@ -39,13 +39,14 @@ def test_the_shipped_kinds_register_themselves_under_their_module_names():
 
 def test_the_report_is_ranked_and_leaves_out_kinds_chosen_by_name():
     kinds = [kind for kind, _ in device_report()]
-    assert "wgpu_nofusion" not in kinds and set(kinds) == {"flex", "cpu", "wgpu"}
+    assert "wgpu_nofusion" not in kinds and set(kinds) == {"flex", "cpu", "wasm", "wgpu"}
     places = [registrations()[k].place() for k in kinds]
     assert places == sorted(places) and kinds[-1] == "flex"
 
 
 def test_an_unknown_kind_names_the_known_ones():
-    with pytest.raises(DeviceError, match=r"unknown device kind 'tpu'; known: cpu, flex, wgpu$"):
+    known = r"unknown device kind 'tpu'; known: cpu, flex, wasm, wgpu$"
+    with pytest.raises(DeviceError, match=known):
         pyburn.device("tpu")
     with pytest.raises(DeviceError, match="unknown device kind 'base'"):
         pyburn.device("base")  # a module of the package, but no backend

@@ -14,13 +14,14 @@ import sys
 import textwrap
 
 # Makes every import of numpy (or a submodule) fail the way it does where numpy is not installed;
-# wgpu-py too, which Pyodide does not have either (its GPU path is the browser's WebGPU).
+# wgpu-py and wasmtime too, which Pyodide does not have either (its GPU path is the browser's
+# WebGPU, its wasm device the browser's own WebAssembly engine).
 _BLOCK_NUMPY = """\
 import sys
 
 class _NoNumpy:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("numpy", "wgpu"):
+        if name.split(".")[0] in ("numpy", "wgpu", "wasmtime"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
@@ -29,8 +30,8 @@ sys.meta_path.insert(0, _NoNumpy())
 
 
 def run_without_numpy(code: str) -> subprocess.CompletedProcess[str]:
-    """Run `code` in a new Python that cannot import numpy (nor wgpu), with the default device
-    left to pyburn ($PYBURN_DEVICE unset); its output is captured."""
+    """Run `code` in a new Python that cannot import numpy (nor wgpu, nor wasmtime), with the
+    default device left to pyburn ($PYBURN_DEVICE unset); its output is captured."""
     script = _BLOCK_NUMPY + textwrap.dedent(code)
     env = {k: v for k, v in os.environ.items() if k != "PYBURN_DEVICE"}
     return subprocess.run([sys.executable, "-c", script], capture_output=True,

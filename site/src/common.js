@@ -12,7 +12,7 @@ export async function runFile(py, path) {
 
 /**
  * Starts pyburn, showing each loading stage in `status`; when WebGPU is missing (or lost
- * later) `notice` says so and that pyburn runs on flex. Sets `document.body.dataset.ready`
+ * later) `notice` says so and which CPU device pyburn runs on instead. Sets `document.body.dataset.ready`
  * once the page may be used (the end-to-end tests wait for it).
  */
 export async function startPyburn({ status, notice }) {
@@ -37,16 +37,29 @@ export async function startPyburn({ status, notice }) {
   const gpu = py.gpu.available ? `WebGPU on ${py.gpu.adapter.name}` : "no WebGPU";
   say(`pyburn ${py.info.pyburn}, Python ${py.info.python}, ${gpu}; started in ${seconds} s`,
     "ready");
+  const cpu = cpuDevice(py);
   if (!py.gpu.available) {
-    showNotice(notice, `WebGPU is not available here: ${py.gpu.reason}. pyburn runs on flex, ` +
-      "its pure-Python device, instead: the same results, more slowly.");
+    showNotice(notice, `WebGPU is not available here: ${py.gpu.reason}. pyburn runs on ` +
+      `${CPU_DEVICES[cpu]} instead: the same results.`);
   }
   py.on("gpu-lost", (message) => {
-    showNotice(notice, `${message}. pyburn switched to flex, its pure-Python device.`);
+    showNotice(notice, `${message}. pyburn switched to ${CPU_DEVICES[cpu]}.`);
     py.gpu.available = false;
-    py.dispatchEvent(new CustomEvent("device-change", { detail: "flex" }));
+    py.dispatchEvent(new CustomEvent("device-change", { detail: cpu }));
   });
   return py;
+}
+
+/** What each CPU device of the page is, for the notices. */
+const CPU_DEVICES = {
+  wasm: "wasm (its WebAssembly SIMD kernels)",
+  cpu: "cpu (numpy compiled to WebAssembly)",
+  flex: "flex (its pure-Python device, more slowly)",
+};
+
+/** The fastest CPU device pyburn offers here: wasm where the engine has WebAssembly SIMD. */
+function cpuDevice(py) {
+  return py.info.devices.find((d) => d in CPU_DEVICES) ?? "flex";
 }
 
 function showNotice(notice, text) {
@@ -55,10 +68,11 @@ function showNotice(notice, text) {
 }
 
 /**
- * The device switch: radio inputs named "device" inside `form` (WebGPU, flex, and cpu, shown
- * only where the site serves numpy). WebGPU is disabled when missing; the first choice comes
- * from `?device=` in the URL, else WebGPU where there is one. Returns a function giving the
- * current choice ("wgpu", "flex" or "cpu").
+ * The device switch: radio inputs named "device" inside `form` (WebGPU, wasm where the
+ * engine has WebAssembly SIMD, flex, and cpu where the site serves numpy). WebGPU is
+ * disabled when missing; the first choice comes from `?device=` in the URL, else pyburn's
+ * default device (a hardware WebGPU adapter, else wasm, else a fallback adapter). Returns a
+ * function giving the current choice ("wgpu", "wasm", "flex" or "cpu").
  */
 export function deviceSwitch(form, py) {
   for (const label of form.querySelectorAll("label[data-device]")) {
@@ -68,10 +82,11 @@ export function deviceSwitch(form, py) {
   const gpuInput = inputs.find((i) => i.value === "wgpu");
   const fallBack = () => {
     gpuInput.disabled = true;
-    inputs.find((i) => i.value === "flex").checked = true;
+    inputs.find((i) => i.value === cpuDevice(py)).checked = true;
   };
   const wanted = new URLSearchParams(location.search).get("device");
-  const first = wanted ?? (py.gpu.available ? "wgpu" : "flex");
+  const offered = inputs.map((i) => i.value);
+  const first = wanted ?? py.info.devices.find((d) => offered.includes(d)) ?? "flex";
   for (const input of inputs) input.checked = input.value === first;
   if (!py.gpu.available) fallBack();
   py.on("device-change", fallBack);

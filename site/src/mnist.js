@@ -7,7 +7,7 @@ import { deviceSwitch, runFile, startPyburn } from "./common.js";
 import { mnistPixels, showPixels } from "./digit.js";
 
 const $ = (id) => document.getElementById(id);
-const DEVICE_NAMES = { wgpu: "WebGPU", flex: "flex", cpu: "cpu (numpy)" };
+const DEVICE_NAMES = { wgpu: "WebGPU", wasm: "wasm", flex: "flex", cpu: "cpu (numpy)" };
 const canvas = $("canvas");
 const server = $("server"); // remote.html only
 // Read back after every stroke (digit.js), so kept in memory the CPU reads fastest.
@@ -104,7 +104,7 @@ async function predictOnce() {
   } catch (error) {
     if (server) return unreachable(error);
     if (wanted !== "wgpu") throw error;
-    // WebGPU failed (the device was lost): say so and go on with flex.
+    // WebGPU failed (the device was lost): say so and go on with the CPU device.
     py.dispatchEvent(new CustomEvent("gpu-lost", { detail: error.message.trim().split("\n").at(-1) }));
     result = await py.call("predict", image, device());
   }

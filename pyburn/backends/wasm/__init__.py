@@ -2,17 +2,25 @@
 (`backend`), run by the JavaScript engine under Pyodide (`browser`) and by wasmtime on the
 desktop (`native`, the ``wasm`` extra).
 
-In progress (issue 17): registered by `REGISTRATION` for ``pyburn.device("wasm")`` only,
-with no default-device rank, until every primitive has its kernel (so far: transfer,
-creation, random bits, elementwise ops of the op table's wasm column, reductions,
-movement, float32 matmul).
+Registered by `REGISTRATION`: in a browser (and Pyodide under Node) after a hardware
+WebGPU adapter and before a fallback one (SwiftShader runs slower than these kernels); on
+the desktop after cpu (numpy) and before a software wgpu adapter (llvmpipe).
 """
 
 from __future__ import annotations
 
+from ...runtime import IN_BROWSER
 from ..base import Registration
 from . import browser, native
 from .backend import WasmBackend
+
+#: the default-device ranks (lower first): wgpu's hardware adapters are 10, cpu 20, flex 40
+BROWSER_RANK, DESKTOP_RANK = 15, 25
+
+
+def rank() -> int:
+    """Where wasm goes in the default-device order here."""
+    return BROWSER_RANK if IN_BROWSER else DESKTOP_RANK
 
 
 def unavailable_reason() -> str | None:
@@ -29,6 +37,6 @@ def create(index: int) -> WasmBackend:
     return WasmBackend(native.NativeEngine())
 
 
-REGISTRATION = Registration("wasm", unavailable_reason, create, None)
+REGISTRATION = Registration("wasm", unavailable_reason, create, rank)
 
 __all__ = ["REGISTRATION", "WasmBackend", "create", "unavailable_reason"]

@@ -37,7 +37,7 @@ class BrowserEngine(Engine):
 
     def __init__(self, pages: int = 16):
         import js  # type: ignore[import-not-found]  # optional: Pyodide only
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]  # optional: Pyodide only
 
         self._js = js
         self._memory = js.WebAssembly.Memory.new(to_js({"initial": pages},

@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from .fusion import FusionBackend
     from .runtime import AdapterInfo, Limits
 
-#: default-device ranks (lower is preferred; cpu is 20, flex 40)
+#: default-device ranks (lower is preferred; cpu is 20, wasm 15 in a browser and 25 on the
+#: desktop, flex 40)
 HARDWARE_PRIORITY = 10
 SOFTWARE_PRIORITY = 30
+BROWSER_FALLBACK_PRIORITY = 17
 
 
 def _platform() -> ModuleType:
@@ -98,13 +100,14 @@ def adapters() -> list[tuple[AdapterInfo, Limits]]:
 
 def priority() -> int:
     """Where wgpu goes in the default device order: before cpu with a hardware adapter,
-    after it with only a software one. In a browser WebGPU always comes first: numpy
-    there is WebAssembly without threads, and even a software adapter (SwiftShader) runs
-    kernels on several cores."""
+    after it with only a software one. In a browser a fallback adapter (SwiftShader) comes
+    after the wasm device's kernels but before cpu, numpy there being WebAssembly without
+    threads."""
     found = adapters()
-    if IN_BROWSER or (found and not found[0][0].is_software):
+    hardware = bool(found) and not found[0][0].is_software
+    if hardware:
         return HARDWARE_PRIORITY
-    return SOFTWARE_PRIORITY
+    return BROWSER_FALLBACK_PRIORITY if IN_BROWSER else SOFTWARE_PRIORITY
 
 
 #: the runtimes of the backends `create` made, for `stats`

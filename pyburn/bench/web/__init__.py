@@ -1,4 +1,4 @@
-"""``pyburn bench web``: pyburn in headless Chromium, on WebGPU and on flex, against
+"""``pyburn bench web``: pyburn in headless Chromium, on WebGPU, wasm and flex, against
 TensorFlow.js 4.22 in the same browser.
 
 What it measures, with the built site (``make site``) served from 127.0.0.1:
@@ -6,14 +6,15 @@ What it measures, with the built site (``make site``) served from 127.0.0.1:
 - cold start to first prediction: a fresh browser context (empty cache) opens the
   draw-a-digit page, which starts Pyodide, installs the wheel, fetches the weights; a digit
   is drawn and the clock stops when its probabilities are back (the goal: under 5 s); TF.js
-  does the same with the same CNN (random weights) on its webgpu and cpu backends;
+  does the same with the same CNN (random weights) on its webgpu, wasm and cpu backends;
 - per-image latency of that CNN: pyburn's time in the worker (the image to a tensor, the
   model, the read-back of the probabilities) against TF.js's time for the same steps, and
   the page's whole round trip (drawing to bars) in the case text;
 - training throughput of the MNIST MLP (784-128-10, batch 64, Adam): pyburn in the page
-  (``in_page.py``) on WebGPU and flex, and TF.js (``tfjs.html``) on its webgpu, cpu and wasm
-  backends; pyburn's WebGPU against TF.js's WebGPU on the same adapter (goal: at least 1x),
-  flex against TF.js's cpu and wasm backends.
+  (``in_page.py``) on WebGPU, wasm and flex, and TF.js (``tfjs.html``) on its webgpu, cpu
+  and wasm backends; pyburn's WebGPU against TF.js's WebGPU on the same adapter, and
+  pyburn's wasm against TF.js's wasm (goals: at least 1x), wasm and flex against TF.js's
+  cpu and wasm backends.
 
 TF.js comes from the repository's node_modules (npm devDependencies, ``npm ci``), so this
 runs from a checkout, not from an installed wheel.
@@ -60,10 +61,11 @@ await train_throughput({device!r}, {seconds}, {repeat})
 """
 TFJS = "([name, ...args]) => window.tfjsBench[name](...args)"
 #: pyburn's devices, and the TF.js backend each is compared with at inference
-DEVICES = (("wgpu", "WebGPU", "webgpu"), ("flex", "flex", "cpu"))
+DEVICES = (("wgpu", "WebGPU", "webgpu"), ("wasm", "wasm", "wasm"), ("flex", "flex", "cpu"))
 #: pyburn's device against each TF.js backend in training, and the ratio goal (None: none)
 TRAIN_PEERS = (("wgpu", "webgpu", Target("ratio", at_least=True, bound=1.0)),
-               ("flex", "cpu", None), ("flex", "wasm", None))
+               ("wasm", "wasm", Target("ratio", at_least=True, bound=1.0)),
+               ("wasm", "cpu", None), ("flex", "cpu", None), ("flex", "wasm", None))
 COLD_START_TARGET = Target("value", at_least=False, bound=5.0, unit="s")
 MODEL = "MNIST CNN"
 MLP = "MNIST MLP 784-128-10, batch 64, Adam"
@@ -160,7 +162,7 @@ def _training(web: _Browser, version: str, seconds: float, repeat: int,
     for device, label, _ in DEVICES:
         _progress(f"pyburn training on {label} ...")
         # flex takes about a second a step: one round of steps is all a run needs
-        wanted = seconds if device == "wgpu" else 0.0
+        wanted = 0.0 if device == "flex" else seconds
         code = PYBURN_TRAIN.format(device=device, seconds=wanted, repeat=repeat)
         ours[device] = page.evaluate("(code) => window.pyburn.run(code)", code)
     context.close()
@@ -197,6 +199,6 @@ def measure(settings: Settings) -> list[Row]:
 
 
 BENCHMARKS = (
-    Benchmark("web", "chromium", "pyburn in headless Chromium (WebGPU, flex) vs TF.js 4.22: "
+    Benchmark("web", "chromium", "pyburn in headless Chromium (WebGPU, wasm, flex) vs TF.js 4.22: "
               "cold start, latency, MLP training", measure, requires=unavailable_reason),
 )

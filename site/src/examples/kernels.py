@@ -1,7 +1,7 @@
 """Your own kernels: written once in Python (pyburn.kernel), run on every device. Here a
 fused GELU, a histogram with atomics and row sums with subgroup reductions (the adapter's
-subgroups where it has them), on the default device and on pure Python (flex), which must
-agree."""
+subgroups where it has them), on every device pyburn finds here (WebGPU, wasm and flex in a
+browser), which must agree."""
 
 import pyburn
 from pyburn.kernel import (
@@ -61,8 +61,9 @@ def run(device):
     return [round(v, 4) for v in y.tolist()], counts.tolist(), sums.tolist()
 
 
-here, flex = run(pyburn.device()), run("flex")
-print("gelu:     ", here[0])
-print("histogram:", here[1])
-print("row sums: ", here[2])
-print("the default device and flex agree:", here == flex)
+devices = pyburn.available_devices()  # here: WebGPU, wasm and flex; on a desktop, cpu too
+first, *others = [run(device) for device in devices]
+print("gelu:     ", first[0])
+print("histogram:", first[1])
+print("row sums: ", first[2])
+print("every device agrees:", all(result == first for result in others))

@@ -65,7 +65,7 @@ async def _accuracy(model, images, labels):
 
 
 async def train(device, hidden=64, epochs=3, batch_size=64, lr=1e-3):
-    """Train a fresh `MnistMLP` with `hidden` units on `device` ("wgpu" or "flex"); returns
+    """Train a fresh `MnistMLP` with `hidden` units on `device` ("wgpu", "wasm", "flex"); returns
     a summary when the epochs are done or `stop` was called."""
     _state.update(paused=False, stopped=False)
     trainer = pyburn.device(device).autodiff()  # the device's form that records gradients
