@@ -20,7 +20,7 @@ SRC, DST, META = 1 << 16, 1 << 18, 1024
 @pytest.fixture(scope="module")
 def kernels():
     engine = native.NativeEngine(8)
-    module = Module([copy_kernel(size) for size in DTYPES])
+    module = Module([*(copy_kernel(size) for size in DTYPES), copy_kernel(4, accumulate=True)])
     return engine, engine.instantiate(module.binary())
 
 
@@ -55,3 +55,20 @@ def test_a_view_is_copied_as_numpy_reads_it(kernels, size, view, into):
     exports[f"copy_{size}"](DST, SRC + offset, rank, META)
     raw = np.frombuffer(engine.read(DST, src.size * size), DTYPES[size])
     np.testing.assert_array_equal(read(raw), src)
+
+
+def test_accumulating_into_overlapping_windows_adds_in_order(kernels):
+    """A transposed convolution's pattern: windows of 3 with a step of 2 over 9 floats, so
+    every other destination element takes two sources."""
+    engine, exports = kernels
+    src = np.arange(1, 13, dtype=np.float32).reshape(4, 3)  # 4 windows of 3
+    dst = np.full(9, 0.5, np.float32)
+    engine.write(SRC, src.tobytes())
+    engine.write(DST, dst.tobytes())
+    meta = np.array([4, 3, 12, 4, 8, 4, 0, 0], np.int32)  # shape, src strides, dst strides
+    engine.write(META, meta.tobytes())
+    exports["accumulate_f32"](DST, SRC, 2, META)
+    want = dst.copy()
+    for window in range(4):
+        want[2 * window:2 * window + 3] += src[window]
+    np.testing.assert_array_equal(np.frombuffer(engine.read(DST, 36), np.float32), want)

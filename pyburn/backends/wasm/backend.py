@@ -19,6 +19,7 @@ from ...ops.elementwise import BINARY, UNARY
 from ..base import Backend, Shape
 from ..pool import BufferPool
 from ..strided import StridedView, flip_view, slice_view
+from . import conv as convolution
 from . import matmul as linalg
 from . import order as order_
 from .engine import Engine
@@ -28,6 +29,8 @@ from .memory import RESERVED, Memory
 
 #: where a call's shapes and strides go (below every buffer: `memory.RESERVED`)
 META = 16
+Ints = tuple[int, ...]
+Pads = tuple[tuple[int, int], ...]
 
 
 class WasmTensor(StridedView):
@@ -51,6 +54,7 @@ class WasmBackend(Backend):
 
     name = "wasm"
     dtypes = frozenset({float32, int32, uint8, bool_})
+    caps = frozenset({"conv"})
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -72,8 +76,9 @@ class WasmBackend(Backend):
         self.copy(out, x)
         return out
 
-    def copy(self, dst: WasmTensor, src: WasmTensor) -> None:
-        """Every element of view `src` into view `dst` (the same shape)."""
+    def copy(self, dst: WasmTensor, src: WasmTensor, kernel: str | None = None) -> None:
+        """Every element of view `src` into view `dst` (the same shape), by the strided
+        copy kernel, or by `kernel` with the same arguments (``accumulate_f32``)."""
         if not math.prod(src.shape):
             return
         shape = src.shape or (1,)
@@ -85,7 +90,11 @@ class WasmBackend(Backend):
             raise ValueError(f"a tensor of rank {len(shape)} is beyond the wasm backend's "
                              f"{(RESERVED - META) // 16}")
         self.engine.write(META, struct.pack(f"<{len(meta)}i", *meta))
-        self.kernels[f"copy_{size}"](dst.address, src.address, len(shape), META)
+        self.kernels[kernel or f"copy_{size}"](dst.address, src.address, len(shape), META)
+
+    def accumulate(self, dst: WasmTensor, src: WasmTensor) -> None:
+        """Every float32 of view `src` added into view `dst`, in row-major order."""
+        self.copy(dst, self.contiguous(src), "accumulate_f32")
 
     def footprint(self, x: WasmTensor) -> tuple[object, int]:
         """The storage the view reads, and its size."""
@@ -317,6 +326,22 @@ class WasmBackend(Backend):
         self.engine.write(META, struct.pack(f"<{rank}i", *x.shape))
         self.kernels[f"nonzero_{name}"](out.address, x.address, x.numel, rank, META)
         return out, (count, rank)
+
+    # ---- convolution (the "conv" capability: `conv`) -------------------------------------
+    def conv(self, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Pads, dilation: Ints,
+             groups: int) -> WasmTensor:
+        """x (N, C, *S) with w (O, C/groups, *K)."""
+        return convolution.conv(self, x, w, stride, padding, dilation, groups)
+
+    def conv_transpose(self, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Ints,
+                       dilation: Ints, groups: int, size: Ints) -> WasmTensor:
+        """conv's adjoint in its input."""
+        return convolution.conv_transpose(self, x, w, stride, padding, dilation, groups, size)
+
+    def conv_weight(self, x: WasmTensor, g: WasmTensor, kernel: Ints, stride: Ints,
+                    padding: Pads, dilation: Ints, groups: int) -> WasmTensor:
+        """conv's adjoint in its weight."""
+        return convolution.conv_weight(self, x, g, kernel, stride, padding, dilation, groups)
 
     # ---- linear algebra -----------------------------------------------------------------
     def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:

@@ -21,6 +21,7 @@ COPY_SIZES = (1, 4)
 def library() -> list[Function]:
     """The fixed kernels, every one exported."""
     return [*creation.kernels(), *(movement.copy_kernel(size) for size in COPY_SIZES),
+            movement.copy_kernel(4, accumulate=True),
             *(reduce.kernel(op, dtype) for op, dtypes in reduce.DTYPES.items()
               for dtype in dtypes),
             *order.kernels(), *indexing.kernels(), matmul.kernel(), matmul.int_kernel()]

@@ -1,7 +1,8 @@
 """The strided copy kernels: every element of a strided view written to another strided view
 of the same shape, the wasm backend's one way to move data (making an operand contiguous,
 `cat` into slices of its result, `pad` into the inside of its own, `flip`, `permute` and
-`expand` materialised).
+`expand` materialised), and its float32 twin that adds instead (a transposed convolution's
+overlapping windows).
 
 ``copy_<size>(dst, src, rank, meta)`` copies elements of `size` bytes. `meta` is the address
 of ``4 * rank`` i32 words: the shape, the source's strides, the destination's strides
@@ -18,9 +19,14 @@ _LOAD_STORE = {1: ("i32.load8_u", "i32.store8"), 4: ("i32.load", "i32.store"),
                8: ("i64.load", "i64.store")}
 
 
-def copy_kernel(size: int) -> Function:
-    """``copy_<size>``, for elements of `size` bytes (1, 4 or 8)."""
+def copy_kernel(size: int, accumulate: bool = False) -> Function:
+    """``copy_<size>``, for elements of `size` bytes (1, 4 or 8); with `accumulate`,
+    ``accumulate_f32``: each float32 of the source added to the destination's (in row-major
+    order of the shape, so the destination may overlap itself: a transposed convolution's
+    windows)."""
     load, store = _LOAD_STORE[size]
+    if accumulate:
+        load, store = "f32.load local.get $to f32.load f32.add", "f32.store"
     word = "local.get $meta local.get $d i32.const 4 i32.mul i32.add"  # &shape[d]
     body = f"""
     ;; the last dim: its size, and the two strides
@@ -31,7 +37,7 @@ def copy_kernel(size: int) -> Function:
     local.get $meta local.get $rank i32.const 2 i32.mul local.get $last i32.add
     i32.const 4 i32.mul i32.add i32.load local.set $s_dst
     local.get $s_src i32.const {size} i32.eq local.get $s_dst i32.const {size} i32.eq i32.and
-    local.set $runs
+    {"i32.const 0 i32.and" if accumulate else ""} local.set $runs
     block $all_done loop $run
       ;; one run along the last dim
       local.get $runs
@@ -73,4 +79,5 @@ def copy_kernel(size: int) -> Function:
     params = (("dst", "i32"), ("src", "i32"), ("rank", "i32"), ("meta", "i32"))
     local_vars = tuple((name, "i32") for name in ("last", "n", "s_src", "s_dst", "runs", "from",
                                                   "to", "t", "d", "c", "step_src", "step_dst"))
-    return Function(f"copy_{size}", params, body, locals=local_vars)
+    return Function("accumulate_f32" if accumulate else f"copy_{size}", params, body,
+                    locals=local_vars)
