@@ -88,7 +88,7 @@ def test_a_kernel_computes_what_the_op_table_says(op, dtype):
     addresses = [1024 + 256 * k for k in range(op.arity)]
     for address, values in zip(addresses, operands):
         engine.write(address, struct.pack(f"<{n}{fmt}", *values))
-    exports[f"{op.name}_{dtype.name}"](4096, *addresses, n)
+    exports[f"{op.name}_{dtype.name}"](4096, *addresses, 1, n, *[0] * op.arity)  # one row
     got = list(struct.unpack(f"<{n}{FORMATS[out]}", engine.read(4096, n * KINDS[out].size)))
     integer = dtype is not float32
     scalar = (op.py_int if integer and op.py_int else None) or op.safe or op.py
@@ -98,3 +98,30 @@ def test_a_kernel_computes_what_the_op_table_says(op, dtype):
     bad = [(args, g, w) for args, g, w in zip(zip(*operands), got, want)
            if not _same(g, w, ulps)]
     assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("broadcast", [(False, True), (True, False), (True, True)])
+def test_broadcast_operands_are_read_in_place_row_by_row(broadcast):
+    """3 rows of 7: a broadcast operand is one element a row (its own step between rows),
+    the other a contiguous row; the output is contiguous."""
+    op, kind = BINARY["sub"], KINDS[float32]
+    engine = native.NativeEngine(1)
+    name = "sub_float32_b" + "".join(str(int(b)) for b in broadcast)
+    exports = engine.instantiate(Module(kernel(op, kind, kind, broadcast)).binary())
+    rows, n = 3, 7
+    full = [float(v) for v in range(rows * n)]
+    column = [100.0, 200.0, 300.0]
+    operands, steps = [], []
+    for spread in broadcast:
+        operands.append(column if spread else full)
+        steps.append(4 if spread else 4 * n)
+    addresses = [1024 + 512 * k for k in range(2)]
+    for address, values in zip(addresses, operands):
+        engine.write(address, struct.pack(f"<{len(values)}f", *values))
+    engine.write(4096, bytes(4 * rows * n + 16))
+    exports[name](4096, *addresses, rows, n, *steps)
+    got = struct.unpack(f"<{rows * n}f", engine.read(4096, 4 * rows * n))
+    value = [lambda r, i, v=v, s=s: v[r] if s else v[r * n + i] for v, s in zip(operands,
+                                                                               broadcast)]
+    assert list(got) == [value[0](r, i) - value[1](r, i) for r in range(rows) for i in range(n)]
+    assert engine.read(4096 + 4 * rows * n, 16) == bytes(16)  # nothing past the output

@@ -15,7 +15,7 @@ import struct
 from collections.abc import Sequence
 
 from ...dtypes import DType, bool_, float32, int32, uint8
-from ...ops.elementwise import BINARY, UNARY
+from ...ops.elementwise import BINARY, UNARY, ElementwiseOp
 from ..base import Backend, Shape
 from ..pool import BufferPool
 from ..strided import StridedView, flip_view, slice_view
@@ -143,18 +143,29 @@ class WasmBackend(Backend):
 
     # ---- elementwise --------------------------------------------------------------------
     def unary(self, op: str, x: WasmTensor, out: DType) -> WasmTensor:
-        """An op of ``UNARY`` on contiguous `x`."""
-        x = self.contiguous(x)
-        result = self.empty(x.shape, out)
-        self.kernels.elementwise(UNARY[op], x.dtype, out)(result.address, x.address, x.numel)
-        return result
+        """An op of ``UNARY``."""
+        return self._elementwise(UNARY[op], [x], out)
 
     def binary(self, op: str, a: WasmTensor, b: WasmTensor, out: DType) -> WasmTensor:
-        """An op of ``BINARY`` on contiguous operands of one shape."""
-        a, b = self.contiguous(a), self.contiguous(b)
-        result = self.empty(a.shape, out)
-        self.kernels.elementwise(BINARY[op], a.dtype, out)(result.address, a.address,
-                                                           b.address, a.numel)
+        """An op of ``BINARY`` on operands of one shape."""
+        return self._elementwise(BINARY[op], [a, b], out)
+
+    def _elementwise(self, op: ElementwiseOp, operands: list[WasmTensor],
+                     out: DType) -> WasmTensor:
+        """One call of `op`'s kernel over rows of the operands (`_rows`): a broadcast
+        operand is read in place; one that is no such view is copied contiguous first."""
+        layout = _rows(operands[0].shape, operands)
+        if layout is None:
+            operands = [self.contiguous(x) for x in operands]
+            layout = _rows(operands[0].shape, operands)
+        assert layout is not None  # contiguous operands are one row
+        rows, n, steps = layout
+        result = self.empty(operands[0].shape, out)
+        broadcast = tuple(inner == 0 and n > 1 for _, inner in steps)
+        size = operands[0].size
+        self.kernels.elementwise(op, operands[0].dtype, out, broadcast)(
+            result.address, *(x.address for x in operands), rows, n,
+            *(outer * size for outer, _ in steps))
         return result
 
     def where(self, cond: WasmTensor, a: WasmTensor, b: WasmTensor) -> WasmTensor:
@@ -362,6 +373,29 @@ class WasmBackend(Backend):
         self.kernels["matmul_f32"](out.address, a.address, b.address, math.prod(batch), m, k,
                                    n, pack_a.buffer, pack_b.buffer)
         return out
+
+
+def _rows(shape: Shape, views: Sequence[WasmTensor]) -> tuple[int, int,
+                                                               list[tuple[int, int]]] | None:
+    """`views` (of one `shape`) as rows: (rows, n, each view's (row stride, stride along a
+    row)), the strides in elements and each along-the-row stride 0 or 1; None where some
+    view is not so (a permuted one, a flipped one, a broadcast over two levels)."""
+    merged: list[tuple[int, list[int]]] = []  # (size, each view's stride), innermost first
+    for axis in reversed(range(len(shape))):
+        if shape[axis] == 1:
+            continue
+        strides = [v.strides[axis] for v in views]
+        if merged and all(s == t * merged[-1][0] for s, t in zip(strides, merged[-1][1])):
+            merged[-1] = (shape[axis] * merged[-1][0], merged[-1][1])
+        else:
+            merged.append((shape[axis], strides))
+    if len(merged) > 2:
+        return None
+    n, inner = merged[0] if merged else (1, [1] * len(views))
+    if any(s not in (0, 1) for s in inner):
+        return None
+    rows, outer = merged[1] if len(merged) == 2 else (1, [0] * len(views))
+    return rows, n, list(zip(outer, inner))
 
 
 def _around(shape: Shape, axis: int) -> tuple[int, int, int]:

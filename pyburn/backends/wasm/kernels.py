@@ -33,7 +33,7 @@ class Kernels:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._library: dict[str, Export] | None = None
-        self._elementwise: dict[tuple[str, DType, DType], Export] = {}
+        self._elementwise: dict[tuple[str, DType, DType, tuple[bool, ...]], Export] = {}
 
     def __getitem__(self, name: str) -> Export:
         """A kernel of the fixed library by name (``copy_4``, ``reduce_sum_float32``)."""
@@ -41,12 +41,14 @@ class Kernels:
             self._library = self.engine.instantiate(Module(library()).binary())
         return self._library[name]
 
-    def elementwise(self, op: ElementwiseOp, dtype: DType, out: DType) -> Export:
-        """The kernel of `op` on `dtype` operands giving `out`."""
-        key = (op.name, dtype, out)
+    def elementwise(self, op: ElementwiseOp, dtype: DType, out: DType,
+                    broadcast: tuple[bool, ...]) -> Export:
+        """The kernel of `op` on `dtype` operands giving `out`, each operand broadcast
+        along the rows where `broadcast` says so (`elementwise.kernel`)."""
+        key = (op.name, dtype, out, broadcast)
         found = self._elementwise.get(key)
         if found is None:
-            functions = elementwise.kernel(op, KINDS[dtype], KINDS[out])
+            functions = elementwise.kernel(op, KINDS[dtype], KINDS[out], broadcast)
             exports = self.engine.instantiate(Module(functions).binary())
             found = self._elementwise[key] = exports[functions[0].name]
         return found
