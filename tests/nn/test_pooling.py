@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+import pyburn
 from pyburn import nn
+from pyburn.nn import functional as F
 
 from .twins import check_twin, inputs_for, torch
 
@@ -39,3 +43,17 @@ def test_pool_matches_pytorch(device, case):
     x, = inputs_for(case, shape)
     check_twin(device, getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs),
                [x])
+
+
+@pytest.mark.parametrize("values, geometry", [
+    ([[[[-math.inf] * 5] * 4]], {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ([[[[1.0, math.nan, 3.0, 2.0], [0.0, 5.0, 5.0, -1.0]]]], {"kernel_size": 2}),
+], ids=["all-minus-inf-padded", "nan-wins"])
+def test_max_pool_positions_at_the_edges_match_pytorch(device, values, geometry):
+    """A window of nothing but -inf (whose argmax may land in the padding) names its first
+    element inside the input; NaN wins."""
+    got = F.max_pool2d(pyburn.tensor(values, device=device), return_indices=True, **geometry)
+    want = torch.nn.functional.max_pool2d(torch.tensor(values), return_indices=True,
+                                          **geometry)
+    assert got[1].tolist() == want[1].tolist()
+    assert str(got[0].tolist()) == str(want[0].tolist())  # NaN and -inf alike

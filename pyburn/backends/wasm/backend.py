@@ -22,6 +22,7 @@ from ..strided import StridedView, flip_view, slice_view
 from . import conv as convolution
 from . import matmul as linalg
 from . import order as order_
+from . import pooling as pools
 from .engine import Engine
 from .kernels import Kernels
 from .kinds import KINDS
@@ -54,7 +55,7 @@ class WasmBackend(Backend):
 
     name = "wasm"
     dtypes = frozenset({float32, int32, uint8, bool_})
-    caps = frozenset({"conv"})
+    caps = frozenset({"conv", "max_pool"})
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -338,7 +339,7 @@ class WasmBackend(Backend):
         self.kernels[f"nonzero_{name}"](out.address, x.address, x.numel, rank, META)
         return out, (count, rank)
 
-    # ---- convolution (the "conv" capability: `conv`) -------------------------------------
+    # ---- convolution and pooling (the "conv" and "max_pool" capabilities) ----------------
     def conv(self, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Pads, dilation: Ints,
              groups: int) -> WasmTensor:
         """x (N, C, *S) with w (O, C/groups, *K)."""
@@ -353,6 +354,11 @@ class WasmBackend(Backend):
                     padding: Pads, dilation: Ints, groups: int) -> WasmTensor:
         """conv's adjoint in its weight."""
         return convolution.conv_weight(self, x, g, kernel, stride, padding, dilation, groups)
+
+    def max_pool(self, x: WasmTensor, kernel: Ints, stride: Ints, padding: Pads,
+                 dilation: Ints, indices: bool) -> tuple[WasmTensor, WasmTensor | None]:
+        """Max pooling, and the first max's position (the "max_pool" capability)."""
+        return pools.max_pool(self, x, kernel, stride, padding, dilation, indices)
 
     # ---- linear algebra -----------------------------------------------------------------
     def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:

@@ -94,11 +94,15 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     values = cols.amax(-nd - 1)
     if not return_indices:
         return values
-    # the same windows over a map of flat positions (-1 in the padding) name each max
+    # the same windows over a map of flat positions (-1 in the padding) name each max; a
+    # window of nothing but the fill, whose first max may be padding, names its first
+    # element inside the input (as PyTorch does)
     positions = arange(_numel(geometry.spatial), device=input.device).reshape(geometry.spatial)
     where_from = geometry.of(positions, -1).expand(cols.shape)
-    best = cols.argmax(-nd - 1, keepdim=True)
-    return values, where_from.gather(cols.ndim - nd - 1, best).squeeze(-nd - 1)
+    axis = cols.ndim - nd - 1
+    picked = where_from.gather(axis, cols.argmax(axis, keepdim=True)).squeeze(axis)
+    inside = where_from.gather(axis, (where_from >= 0).argmax(axis, keepdim=True))
+    return values, picked.where(picked >= 0, inside.squeeze(axis))
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
