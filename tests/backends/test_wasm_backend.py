@@ -56,3 +56,29 @@ def test_memory_grows_for_big_tensors_and_buffers_come_back(dev):
     again = pyburn.zeros(before // 2, device=dev)
     assert again._h.storage.buffer == address  # the pool handed the same buffer back
     assert struct.unpack("<f", engine.read(address, 4))[0] == 0.0
+
+
+def test_threads_share_the_device(dev):
+    """A data loader's workers make tensors while the main thread computes: every result
+    stays right (a wasmtime store and the reserved memory are one thread's at a time)."""
+    import threading
+
+    from pyburn.data.prefetch import threads_available
+
+    if not threads_available():
+        return  # (Pyodide: one thread, nothing to share)
+    failures: list[str] = []
+
+    def work(seed: int) -> None:
+        for step in range(30):
+            n = 1 + (seed * 3001 + step * 7919) % 4000
+            x = pyburn.arange(n, device=dev).float()
+            got = (x.reshape(1, n).T * 2.0 + 1.0).sum().item()
+            if got != n * n:  # sum of 2i + 1 for i < n
+                failures.append(f"thread {seed} step {step}: {got} != {n * n}")
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures, failures[:3]

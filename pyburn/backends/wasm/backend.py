@@ -90,8 +90,10 @@ class WasmBackend(Backend):
         if 16 * len(shape) > RESERVED - META:
             raise ValueError(f"a tensor of rank {len(shape)} is beyond the wasm backend's "
                              f"{(RESERVED - META) // 16}")
-        self.engine.write(META, struct.pack(f"<{len(meta)}i", *meta))
-        self.kernels[kernel or f"copy_{size}"](dst.address, src.address, len(shape), META)
+        run = self.kernels[kernel or f"copy_{size}"]
+        with self.engine.lock:  # the kernel reads what is written for it at META
+            self.engine.write(META, struct.pack(f"<{len(meta)}i", *meta))
+            run(dst.address, src.address, len(shape), META)
 
     def accumulate(self, dst: WasmTensor, src: WasmTensor) -> None:
         """Every float32 of view `src` added into view `dst`, in row-major order."""
@@ -335,8 +337,10 @@ class WasmBackend(Backend):
         count = int(self.kernels[f"count_nonzero_{name}"](x.address, x.numel) or 0)
         rank = len(x.shape)
         out = self.empty((count, rank), int32)
-        self.engine.write(META, struct.pack(f"<{rank}i", *x.shape))
-        self.kernels[f"nonzero_{name}"](out.address, x.address, x.numel, rank, META)
+        run = self.kernels[f"nonzero_{name}"]
+        with self.engine.lock:
+            self.engine.write(META, struct.pack(f"<{rank}i", *x.shape))
+            run(out.address, x.address, x.numel, rank, META)
         return out, (count, rank)
 
     # ---- convolution and pooling (the "conv" and "max_pool" capabilities) ----------------

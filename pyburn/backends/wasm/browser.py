@@ -39,6 +39,7 @@ class BrowserEngine(Engine):
         import js  # type: ignore[import-not-found]  # optional: Pyodide only
         from pyodide.ffi import to_js  # type: ignore[import-not-found]  # optional: Pyodide only
 
+        super().__init__()
         self._js = js
         self._memory = js.WebAssembly.Memory.new(to_js({"initial": pages},
                                                        dict_converter=js.Object.fromEntries))

@@ -10,6 +10,7 @@ sizes); elements cross between Python and the memory only as one bulk copy each 
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -23,7 +24,13 @@ Export = Callable[..., int | float | None]
 
 class Engine(ABC):
     """One WebAssembly memory, and modules instantiated over it (each imports it as
-    ``env.mem``)."""
+    ``env.mem``). `lock` is held by whatever must not interleave with another thread's use
+    of the engine (a data loader's workers make tensors while the main thread computes): a
+    wasmtime store is not to be used by two threads at once, and a kernel reads what was
+    written for it into the reserved bottom of the memory."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
 
     @abstractmethod
     def instantiate(self, binary: bytes) -> dict[str, Export]:

@@ -38,7 +38,9 @@ class Kernels:
     def __getitem__(self, name: str) -> Export:
         """A kernel of the fixed library by name (``copy_4``, ``reduce_sum_float32``)."""
         if self._library is None:
-            self._library = self.engine.instantiate(Module(library()).binary())
+            with self.engine.lock:  # compiled once, whichever thread asks first
+                if self._library is None:
+                    self._library = self.engine.instantiate(Module(library()).binary())
         return self._library[name]
 
     def elementwise(self, op: ElementwiseOp, dtype: DType, out: DType,

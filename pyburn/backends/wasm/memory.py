@@ -26,22 +26,24 @@ class Memory:
     def create_buffer(self, size: int, data: bytes | None = None) -> int:
         """The address of a new buffer of `size` bytes, holding `data` when given."""
         size = max(ALIGN, -(-size // ALIGN) * ALIGN)
-        kept = self.free.get(size)
-        if kept:
-            address = kept.pop()
-        else:
-            address, self.top = self.top, self.top + size
-            missing = self.top - self.engine.size()
-            if missing > 0:
-                self.engine.grow(-(-missing // PAGE))
-        self.sizes[address] = size
+        with self.engine.lock:  # (the pool creates buffers outside its own lock)
+            kept = self.free.get(size)
+            if kept:
+                address = kept.pop()
+            else:
+                address, self.top = self.top, self.top + size
+                missing = self.top - self.engine.size()
+                if missing > 0:
+                    self.engine.grow(-(-missing // PAGE))
+            self.sizes[address] = size
         if data:
             self.engine.write(address, data)
         return address
 
     def free_buffer(self, buffer: int) -> None:
         """Keep `buffer`'s range for the next buffer of its size."""
-        self.free.setdefault(self.sizes.pop(buffer), []).append(buffer)
+        with self.engine.lock:
+            self.free.setdefault(self.sizes.pop(buffer), []).append(buffer)
 
     def write(self, buffer: int, offset: int, data: bytes | memoryview) -> None:
         """Copy `data` into `buffer` at byte `offset`."""

@@ -23,6 +23,7 @@ class NativeEngine(Engine):
     def __init__(self, pages: int = 16):
         import wasmtime  # optional: the wasm extra
 
+        super().__init__()
         self._wasmtime = wasmtime
         self._engine = wasmtime.Engine()
         self._store = wasmtime.Store(self._engine)
@@ -30,28 +31,34 @@ class NativeEngine(Engine):
                                        wasmtime.MemoryType(wasmtime.Limits(pages, None)))
 
     def instantiate(self, binary: bytes) -> dict[str, Export]:
-        module = self._wasmtime.Module(self._engine, binary)
-        instance = self._wasmtime.Instance(self._store, module, [self._memory])
-        exports = instance.exports(self._store)
-        return {export.name: self._caller(exports[export.name])
-                for export in module.exports}
+        with self.lock:
+            module = self._wasmtime.Module(self._engine, binary)
+            instance = self._wasmtime.Instance(self._store, module, [self._memory])
+            exports = instance.exports(self._store)
+            return {export.name: self._caller(exports[export.name])
+                    for export in module.exports}
 
     def _caller(self, fn: Any) -> Export:
-        store = self._store
+        store, lock = self._store, self.lock
 
         def call(*args: int | float) -> Any:
-            return fn(store, *(signed(a) if isinstance(a, int) else a for a in args))
+            with lock:  # (a store is one thread's at a time)
+                return fn(store, *(signed(a) if isinstance(a, int) else a for a in args))
         return call
 
     def size(self) -> int:
-        return self._memory.data_len(self._store)
+        with self.lock:
+            return self._memory.data_len(self._store)
 
     def grow(self, pages: int) -> None:
-        self._memory.grow(self._store, pages)
+        with self.lock:
+            self._memory.grow(self._store, pages)
 
     def read(self, address: int, nbytes: int) -> bytes:
-        return bytes(self._memory.read(self._store, address, address + nbytes))
+        with self.lock:
+            return bytes(self._memory.read(self._store, address, address + nbytes))
 
     def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
-        self._memory.write(self._store, bytes(data), address)
+        with self.lock:
+            self._memory.write(self._store, bytes(data), address)
 
