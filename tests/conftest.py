@@ -112,8 +112,9 @@ class _WorkerNotes:
 
     @staticmethod
     def pytest_testnodedown(node: Any, error: Any) -> None:
-        RECORDER.seen.update(tuple(pair) for pair in node.workeroutput.get("primitives", ()))
-        WANTED.update(tuple(pair) for pair in node.workeroutput.get("wanted", ()))
+        notes = getattr(node, "workeroutput", {})  # none from a worker that crashed
+        RECORDER.seen.update(tuple(pair) for pair in notes.get("primitives", ()))
+        WANTED.update(tuple(pair) for pair in notes.get("wanted", ()))
 
 
 #: what should have run (device label, rule), where this run collected the suites whole
