@@ -56,7 +56,7 @@ class NativeEngine(Engine):
         def call(*args: int | float) -> Any:
             values = raw()
             for k, (kind, value) in enumerate(zip(params, args)):
-                setattr(values[k], kind, signed(value) if kind == "i32" else value)
+                setattr(values[k], kind, signed(int(value)) if kind == "i32" else value)
             trap = POINTER(ffi.wasm_trap_t)()
             with lock:  # (a store is one thread's at a time)
                 error = call_unchecked(context, func, values, width, byref(trap))
