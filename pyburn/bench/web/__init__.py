@@ -14,7 +14,9 @@ What it measures, with the built site (``make site``) served from 127.0.0.1:
   (``in_page.py``) on WebGPU, wasm and flex, and TF.js (``tfjs.html``) on its webgpu, cpu
   and wasm backends; pyburn's WebGPU against TF.js's WebGPU on the same adapter, and
   pyburn's wasm against TF.js's wasm (goals: at least 1x), wasm and flex against TF.js's
-  cpu and wasm backends.
+  cpu and wasm backends;
+- matmul 256^3 and 1024^3 GFLOP/s, pyburn's wasm device against TF.js's wasm backend
+  (reported).
 
 TF.js comes from the repository's node_modules (npm devDependencies, ``npm ci``), so this
 runs from a checkout, not from an installed wheel.
@@ -59,6 +61,12 @@ PYBURN_TRAIN = """
 from pyburn.bench.web.in_page import train_throughput
 await train_throughput({device!r}, {seconds}, {repeat})
 """
+PYBURN_MATMUL = """
+from pyburn.bench.web.in_page import matmul_rate
+await matmul_rate({device!r}, {size}, {repeat})
+"""
+#: the matmul sizes measured, and the TF.js backend pyburn's wasm device meets there
+MATMUL_SIZES = (256, 1024)
 TFJS = "([name, ...args]) => window.tfjsBench[name](...args)"
 #: pyburn's devices, and the TF.js backend each is compared with at inference
 DEVICES = (("wgpu", "WebGPU", "webgpu"), ("wasm", "wasm", "wasm"), ("flex", "flex", "cpu"))
@@ -176,6 +184,21 @@ def _training(web: _Browser, version: str, seconds: float, repeat: int,
     return rows
 
 
+def _matmul(web: _Browser, version: str, repeat: int, quick: bool) -> list[Row]:
+    """matmul's GFLOP/s on the wasm device against TF.js's wasm backend (reported)."""
+    context, page = web.open("playground.html")
+    rows = []
+    for size in MATMUL_SIZES[:1] if quick else MATMUL_SIZES:
+        _progress(f"matmul {size}^3 on wasm, and TF.js on wasm ...")
+        code = PYBURN_MATMUL.format(device="wasm", size=size, repeat=repeat)
+        ours = page.evaluate("(code) => window.pyburn.run(code)", code)
+        theirs = web.tfjs("matmul", "wasm", size, repeat)
+        rows.append(_row(f"matmul {size}x{size} @ {size}x{size} float32, pyburn wasm",
+                         "GFLOP/s", ours, f"TF.js {version} wasm", theirs, None, quick))
+    context.close()
+    return rows
+
+
 def measure(settings: Settings) -> list[Row]:
     """Every browser measurement (see the module docstring), in one headless Chromium."""
     from playwright.sync_api import sync_playwright  # optional: playwright
@@ -193,6 +216,7 @@ def measure(settings: Settings) -> list[Row]:
             context.close()
             rows = _inference(web, digit, version, repeat, settings.quick)
             rows += _training(web, version, seconds, repeat, settings.quick)
+            rows += _matmul(web, version, repeat, settings.quick)
         finally:
             browser.close()
     return rows

@@ -1,6 +1,6 @@
 """What ``pyburn bench web`` runs inside a page's Python: training throughput of the MNIST MLP,
 the same model, batch and optimizer as ``pyburn bench train`` and as the TF.js peer page
-(``tfjs.js``), timed the same way.
+(``tfjs.js``), timed the same way; and matmul's GFLOP/s.
 
 A run trains in rounds of `ROUND` steps, each ended by a wait for the device (one read of a
 weight), until `seconds` of wall time have passed: work queued on a GPU is counted, and never
@@ -41,4 +41,22 @@ async def train_throughput(device: str, seconds: float, repeat: int) -> list[flo
             await finished()
             steps += ROUND
         rates.append(steps * BATCH / (time.perf_counter() - started))
+    return rates
+
+
+async def matmul_rate(device: str, size: int, repeat: int) -> list[float]:
+    """GFLOP/s of `repeat` products of two random `size` x `size` float32 matrices on
+    `device`, each waited for (one element read), after one untimed."""
+    a = Floats.random((size, size), seed=1).tensor(device)
+    b = Floats.random((size, size), seed=2).tensor(device)
+
+    async def once() -> None:
+        await (a @ b)[:1, :1].tolist_async()
+
+    await once()
+    rates = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        await once()
+        rates.append(2 * size**3 / (time.perf_counter() - started) / 1e9)
     return rates

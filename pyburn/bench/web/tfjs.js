@@ -104,5 +104,28 @@ async function train(backend, seconds, repeat) {
   return rates;
 }
 
-window.tfjsBench = { firstPrediction, latency, train, version: tf.version.tfjs };
+/** GFLOP/s of `repeat` products of two random size x size matrices, each read back (one
+ * element), after one untimed (as in_page.py times pyburn's). */
+async function matmul(backend, size, repeat) {
+  await use(backend);
+  const a = tf.randomNormal([size, size]);
+  const b = tf.randomNormal([size, size]);
+  const once = async () => {
+    const c = tf.matMul(a, b);
+    const corner = c.slice([0, 0], [1, 1]);
+    await corner.data();
+    tf.dispose([c, corner]);
+  };
+  await once();
+  const rates = [];
+  for (let run = 0; run < repeat; run++) {
+    const started = performance.now();
+    await once();
+    rates.push((2 * size ** 3) / ((performance.now() - started) / 1000) / 1e9);
+  }
+  tf.dispose([a, b]);
+  return rates;
+}
+
+window.tfjsBench = { firstPrediction, latency, train, matmul, version: tf.version.tfjs };
 document.body.dataset.ready = "true";
