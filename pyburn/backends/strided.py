@@ -5,7 +5,7 @@ flex, wgpu and wasm. A handle type only needs ``shape``, ``strides``, ``offset``
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..dtypes import DType
@@ -72,3 +72,30 @@ def flip_view(x: Any, axes: Sequence[int]) -> Any:
             offset += (x.shape[a] - 1) * strides[a]
             strides[a] = -strides[a]
     return x.view(x.shape, tuple(strides), offset)
+
+
+def padded_shape(shape: Shape, pads: Sequence[tuple[int, int]]) -> Shape:
+    """The shape of a tensor of `shape` with (before, after) `pads` around each dim."""
+    return tuple(n + before + after for n, (before, after) in zip(shape, pads))
+
+
+def inside_view(out: Any, shape: Shape, pads: Sequence[tuple[int, int]]) -> Any:
+    """The view of padded `out` where the unpadded tensor of `shape` goes (pad copies it
+    there)."""
+    start = sum(before * stride for (before, _), stride in zip(pads, out.strides))
+    return out.view(shape, out.strides, out.offset + start)
+
+
+def cat_shape(xs: Sequence[Any], axis: int) -> Shape:
+    """The shape of `xs` joined along `axis`."""
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return tuple(shape)
+
+
+def slabs(out: Any, xs: Sequence[Any], axis: int) -> Iterator[tuple[Any, Any]]:
+    """Each of `xs` with its slab of `out`, their join along `axis`: where cat copies it."""
+    at = 0
+    for x in xs:
+        yield out.view(x.shape, out.strides, out.offset + at * out.strides[axis]), x
+        at += x.shape[axis]

@@ -11,10 +11,6 @@ import struct
 import pytest
 
 import pyburn
-from pyburn.backends import wasm
-
-pytestmark = pytest.mark.skipif(wasm.unavailable_reason() is not None,
-                                reason=str(wasm.unavailable_reason()))
 
 
 @pytest.fixture

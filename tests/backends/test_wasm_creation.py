@@ -13,8 +13,6 @@ from pyburn.backends.wasm import creation, native
 from pyburn.backends.wasm.assemble import Module
 from pyburn.random import random_words
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
 OUT, CANARY = 4096, b"\xa5" * 16
 
 

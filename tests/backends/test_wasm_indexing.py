@@ -14,8 +14,6 @@ from pyburn.backends.wasm import indexing, native
 from pyburn.backends.wasm.assemble import Module
 from pyburn.dtypes import bool_, float32, int32, uint8
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
 NUMPY = {float32: np.float32, int32: np.int32, uint8: np.uint8, bool_: np.bool_}
 BY_SIZE = {1: np.uint8, 4: np.int32}
 CANARY = bytes([0xA5]) * 16

@@ -10,9 +10,6 @@ from pyburn.backends.wasm import matmul, native
 from pyburn.backends.wasm.assemble import Module
 from pyburn.backends.wasm.memory import Memory
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
-
 
 @pytest.fixture(scope="module")
 def engine():

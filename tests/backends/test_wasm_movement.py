@@ -11,8 +11,6 @@ from pyburn.backends.wasm import native
 from pyburn.backends.wasm.assemble import Module
 from pyburn.backends.wasm.movement import copy_kernel
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
 DTYPES = {1: np.uint8, 4: np.int32, 8: np.int64}
 SRC, DST, META = 1 << 16, 1 << 18, 1024
 

@@ -16,8 +16,6 @@ from pyburn.backends.wasm.assemble import Module
 from pyburn.backends.wasm.order import kernels, sort_scratch_bytes
 from pyburn.dtypes import bool_, float32, int32, uint8
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
 NUMPY = {float32: np.float32, int32: np.int32, uint8: np.uint8, bool_: np.bool_}
 CANARY = bytes([0xA5, 0x5A, 0xC3, 0x3C]) * 8
 CPU = CpuBackend()

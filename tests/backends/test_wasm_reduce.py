@@ -12,8 +12,6 @@ from pyburn.backends.wasm.assemble import Module
 from pyburn.backends.wasm.reduce import DTYPES, REDUCTIONS, kernel
 from pyburn.dtypes import bool_, float32, int32, uint8
 
-pytestmark = pytest.mark.skipif(native.unavailable_reason() is not None,
-                                reason=str(native.unavailable_reason()))
 NUMPY = {float32: np.float32, int32: np.int32, uint8: np.uint8, bool_: np.bool_}
 CASES = [(op, dtype) for op in REDUCTIONS for dtype in DTYPES[op]]
 SHAPES = [(3, 11, 1), (2, 9, 7), (1, 4, 8), (2, 1, 5), (4, 0, 1)]

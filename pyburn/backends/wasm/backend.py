@@ -18,7 +18,15 @@ from ...dtypes import DType, bool_, float32, int32, uint8
 from ...ops.elementwise import BINARY, UNARY, ElementwiseOp
 from ..base import Backend, Shape
 from ..pool import BufferPool
-from ..strided import StridedView, flip_view, slice_view
+from ..strided import (
+    StridedView,
+    cat_shape,
+    flip_view,
+    inside_view,
+    padded_shape,
+    slabs,
+    slice_view,
+)
 from . import conv as convolution
 from . import matmul as linalg
 from . import order as order_
@@ -266,26 +274,15 @@ class WasmBackend(Backend):
     def pad(self, x: WasmTensor, pads: Sequence[tuple[int, int]],
             value: float | int | bool) -> WasmTensor:
         """`value` around `x`: a fill, then `x` copied into the inside."""
-        shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
-        out = self.full(shape, value, x.dtype)
-        inside = slice_view(out, [before for before, _ in pads],
-                            [before + n for n, (before, _) in zip(x.shape, pads)],
-                            [1] * len(shape))
-        self.copy(inside, x)
+        out = self.full(padded_shape(x.shape, pads), value, x.dtype)
+        self.copy(inside_view(out, x.shape, pads), x)
         return out
 
     def cat(self, xs: Sequence[WasmTensor], axis: int) -> WasmTensor:
-        """Each part copied into its slice of the result."""
-        first = xs[0]
-        shape = list(first.shape)
-        shape[axis] = sum(x.shape[axis] for x in xs)
-        out = self.empty(tuple(shape), first.dtype)
-        at = 0
-        for x in xs:
-            starts = [at if a == axis else 0 for a in range(len(shape))]
-            stops = [at + x.shape[a] if a == axis else shape[a] for a in range(len(shape))]
-            self.copy(slice_view(out, starts, stops, [1] * len(shape)), x)
-            at += x.shape[axis]
+        """Each part copied into its slab of the result."""
+        out = self.empty(cat_shape(xs, axis), xs[0].dtype)
+        for slab, x in slabs(out, xs, axis):
+            self.copy(slab, x)
         return out
 
     # ---- indexing -----------------------------------------------------------------------

@@ -24,6 +24,15 @@ _LOCALS = (*((name, "i32") for name in ("i", "j", "kk", "panels", "at", "from", 
            ("s", "v128"))
 
 
+#: the end of one batch of either kernel: A, B and C move to the next matrices
+_NEXT_BATCH = """
+      local.get $a local.get $m local.get $k i32.mul i32.const 4 i32.mul i32.add local.set $a
+      local.get $b local.get $k local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $b
+      local.get $c local.get $m local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $c
+      local.get $batches i32.const 1 i32.sub local.set $batches
+      br $batch"""
+
+
 def _pack_b() -> str:
     """Panels of 8 columns of B: ``pack_b[(panel * k + kk) * 8 + c] = B[kk, panel * 8 + c]``,
     zero past column n."""
@@ -163,11 +172,7 @@ def kernel() -> Function:
         local.get $i i32.const 4 i32.add local.set $i
         br $row_panel
       end end
-      local.get $a local.get $m local.get $k i32.mul i32.const 4 i32.mul i32.add local.set $a
-      local.get $b local.get $k local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $b
-      local.get $c local.get $m local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $c
-      local.get $batches i32.const 1 i32.sub local.set $batches
-      br $batch
+      {_NEXT_BATCH}
     end end"""
     return Function("matmul_f32", _PARAMS, body, locals=_LOCALS)
 
@@ -176,7 +181,7 @@ def int_kernel() -> Function:
     """The exported ``matmul_i32(c, a, b, batches, m, k, n)``: int32 products that wrap,
     row by row of C: ``C[i, :] += A[i, kk] * B[kk, :]`` for each kk, four columns at a
     time."""
-    body = """
+    body = f"""
     block $batches_done loop $batch
       local.get $batches i32.eqz br_if $batches_done
       local.get $c i32.const 0 local.get $m local.get $n i32.mul i32.const 4 i32.mul
@@ -219,11 +224,7 @@ def int_kernel() -> Function:
         local.get $i i32.const 1 i32.add local.set $i
         br $row
       end end
-      local.get $a local.get $m local.get $k i32.mul i32.const 4 i32.mul i32.add local.set $a
-      local.get $b local.get $k local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $b
-      local.get $c local.get $m local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $c
-      local.get $batches i32.const 1 i32.sub local.set $batches
-      br $batch
+      {_NEXT_BATCH}
     end end"""
     local_vars = (*((name, "i32") for name in ("i", "j", "kk", "scale", "to", "from")),
                   ("s", "v128"))

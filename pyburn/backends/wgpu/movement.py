@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...shape import contiguous_strides
-from ..strided import flip_view, slice_view
+from ..strided import cat_shape, flip_view, inside_view, padded_shape, slabs, slice_view
 from .creation import full
 from .elementwise import contiguous, copy_into
 from .handle import GpuTensor, Shape
@@ -46,23 +46,17 @@ def flip(x: GpuTensor, axes: Sequence[int]) -> GpuTensor:
 def pad(gpu: Gpu, x: GpuTensor, pads: Sequence[tuple[int, int]],
         value: float | int | bool) -> GpuTensor:
     """Constant padding: the output is filled with `value`, then x is copied inside."""
-    shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pads))
+    shape = padded_shape(x.shape, pads)
     out = gpu.empty(shape, x.dtype)
     copy_into(gpu, out, full(gpu, shape, value, x.dtype))
-    inside = sum(before * stride for (before, _), stride in zip(pads, out.strides))
-    copy_into(gpu, out.view(x.shape, out.strides, inside), x)
+    copy_into(gpu, inside_view(out, x.shape, pads), x)
     return out
 
 
 def cat(gpu: Gpu, xs: Sequence[GpuTensor], axis: int) -> GpuTensor:
     """Join tensors along `axis`: each is copied into its slab of the output."""
-    first = xs[0]
-    shape = list(first.shape)
-    shape[axis] = sum(x.shape[axis] for x in xs)
-    out = gpu.empty(tuple(shape), first.dtype)
-    at = 0
-    for x in xs:
+    out = gpu.empty(cat_shape(xs, axis), xs[0].dtype)
+    for slab, x in slabs(out, xs, axis):
         if x.numel:
-            copy_into(gpu, out.view(x.shape, out.strides, at * out.strides[axis]), x)
-        at += x.shape[axis]
+            copy_into(gpu, slab, x)
     return out
