@@ -128,7 +128,8 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/python scripts/typecheck.py
 
-test-desktop: $(DEV_STAMP)
+# (npm's packages too: wabt is the reference of the wasm assembler's tests)
+test-desktop: $(DEV_STAMP) $(NPM_STAMP)
 	@$(SYSTEM_DEPS) wgpu
 	$(BIN)/pyburn info
 	$(PYTEST)
