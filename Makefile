@@ -15,6 +15,8 @@ PIP := $(BIN)/python -m pip
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_datasets.py \
 	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py tests/kernel/test_lang.py \
 	tests/kernel/test_cache.py tests/backends/test_wasm_engine.py tests/backends/test_wasm_backend.py
+# ... and on the wasm device alone, the autodiff suite (PyTorch's references from the same file)
+PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py
 
 # Everything that goes into the pyburn wheel: files, and folders so that a deleted file counts
 # too (compiled caches excluded: they change on every run).
@@ -140,6 +142,7 @@ test-doctests: $(DEV_STAMP)
 
 test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
+	node tests/pyodide/run.mjs $(PYODIDE_WASM_TESTS) -k wasm
 
 test-e2e: $(DEV_STAMP) $(SITE_STAMP)
 	@$(SYSTEM_DEPS) browser

@@ -25,6 +25,7 @@ if "wgpu" in SKIPPED:  # before pyburn looks for adapters: the whole run sees no
     os.environ["PYBURN_WGPU"] = "0"
 
 import table_coverage  # noqa: E402
+from conformance.helpers import GOLDEN  # noqa: E402
 from device_labels import label  # noqa: E402
 
 import pyburn  # noqa: E402
@@ -142,8 +143,11 @@ def _wanted(config: pytest.Config) -> set[tuple[str, str]]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """A worker sends its notes to the controller; the controller (or a run without
-    workers) reports an op-table entry that no test ran as a failed test."""
+    """Each process merges the references it computed into build/conformance-golden.json
+    (read back where numpy and PyTorch are absent); a worker sends its notes to the
+    controller; the controller (or a run without workers) reports an op-table entry that no
+    test ran as a failed test."""
+    GOLDEN.save()
     config = session.config
     if hasattr(config, "workerinput"):
         config.workeroutput["primitives"] = sorted(RECORDER.seen)

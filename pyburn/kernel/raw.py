@@ -84,7 +84,7 @@ class RawShader:
         from .wgsl_exec import bind_range, gpu_of, prepared  # import time: wgpu's modules
 
         device = devices.pop()
-        gpu, ready, handle = gpu_of(device.backend)
+        gpu, ready = gpu_of(device.backend)
         bindings, written, held = {}, [], []  # held until dispatched: a buffer no one
         # holds goes back to the pool
         for b in self.buffers:
@@ -102,7 +102,7 @@ class RawShader:
                 bindings[b.binding], _ = bind_range(gpu, bound, f"buffer {b.name}")
             held.append(bound)
             if b.writable:
-                written.append(wrap(handle(bound), bound.shape, bound.dtype, t.device))
+                written.append(wrap(bound, bound.shape, bound.dtype, t.device))
         gpu.runtime.dispatch(self.source, self.entry, bindings, grid)
         del held
         return written[0] if len(written) == 1 else tuple(written)

@@ -642,14 +642,14 @@ def _word(value: Any, param: ir.Param) -> int:
     return f32_bits(converted) if param.type is ir.F32 else interpret.wrap(converted, ir.I32)
 
 
-def gpu_of(backend: Backend) -> tuple[Gpu, Callable[[Any], GpuTensor],
-                                       Callable[[GpuTensor], Any]]:
-    """The `Gpu` of a wgpu backend, and how its handles become `GpuTensor`s and back: the
-    plain backend's are `GpuTensor`s, the fusion backend's lazy `Handle`s."""
+def gpu_of(backend: Backend) -> tuple[Gpu, Callable[[Any], GpuTensor]]:
+    """The `Gpu` of a wgpu backend, and how its handles become `GpuTensor`s: the plain
+    backend's are `GpuTensor`s, and so are the fusion backend's computed ones (its pending
+    ones are lazy `Handle`s); a `GpuTensor` is a handle on both."""
     if isinstance(backend, WgpuBackend):
-        return backend.gpu, lambda handle: handle, lambda value: value
+        return backend.gpu, lambda handle: handle
     fused = cast("FusionBackend", backend)
-    return fused.gpu, fused.ready, fused._wrap
+    return fused.gpu, fused.ready
 
 
 def _bindings(kernel: ir.Kernel, found: Shader, gpu: Gpu, bound: dict[str, GpuTensor],
@@ -681,7 +681,7 @@ def run_wgsl(kernel: ir.Kernel, tensors: dict[str, Tensor], scalars: dict[str, A
     if not tensors:
         return {}  # nothing to run on, and nothing to return
     device = next(iter(tensors.values())).device.plain()
-    gpu, ready, handle = gpu_of(device.backend)
+    gpu, ready = gpu_of(device.backend)
     found = shader(kernel, group, "subgroups" in gpu.runtime.features)
     check_limits(kernel, found, grid, group, gpu.runtime.limits)
     # (held until dispatched: a buffer no one holds goes back to the pool, for reuse)
@@ -690,5 +690,5 @@ def run_wgsl(kernel: ir.Kernel, tensors: dict[str, Tensor], scalars: dict[str, A
     bindings = _bindings(kernel, found, gpu, bound, tensors, scalars)
     gpu.runtime.dispatch(found.source, "main", bindings, grid)
     STATS.launches += 1
-    return {name: wrap(handle(bound[name]), bound[name].shape, bound[name].dtype, device)
+    return {name: wrap(bound[name], bound[name].shape, bound[name].dtype, device)
             for name in kernel.written}

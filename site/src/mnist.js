@@ -143,5 +143,12 @@ const accuracy = about.test_accuracy ? `, ${(100 * about.test_accuracy).toFixed(
 $("model").textContent = `model: ${about.model.toUpperCase()}${accuracy}`;
 py = started;
 (server ?? $("devices")).addEventListener("change", () => demo.predict());
-await demo.predict();
+await demo.predict(); // the chosen device's first prediction (its model, its kernels) now
 document.body.dataset.ready = "true";
+// ... and the other devices' in the background, so that a switch answers at once
+if (!server) {
+  const others = [...$("devices").querySelectorAll('input[name="device"]')]
+    .filter((i) => !i.disabled && !i.closest("label").hidden && i.value !== device())
+    .map((i) => i.value);
+  for (const other of others) await py.call("warm", other).catch(() => {});
+}

@@ -175,7 +175,7 @@ STATEFUL = {
 def test_state_carried_across_steps_compiles_once_and_holds_no_graph(fused, name):
     # an optimizer's state is computed from its previous value every step: were it left
     # pending, its graph would grow a step's worth each time (a new kernel every step)
-    from pyburn.backends.wgpu.fusion.lazy import LazyTensor
+    from pyburn.backends.fusion.lazy import LazyTensor
 
     dev = fused.autodiff()
     pyburn.manual_seed(0)

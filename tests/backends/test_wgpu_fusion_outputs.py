@@ -1,8 +1,8 @@
 """A fused map kernel stores, besides its root, the steps inside it that a live handle holds
 (an optimizer's moments, autodiff's saved tensors) when they are in the root's iteration
-space: one kernel writes them all (``codegen._held_stored``). A held step reached through an
+space: one kernel writes them all (``plan.held_stored``). A held step reached through an
 expand or a reshape has fewer points than the kernel: it is still computed first, by a
-kernel of its own (``codegen._held_first``), and so is one past the binding limit.
+kernel of its own (``plan.held_first``), and so is one past the binding limit.
 
 References: the unfused backend (``wgpu_nofusion``) and float64 numpy; dispatches counted
 with ``pyburn.backends.wgpu.stats()``.

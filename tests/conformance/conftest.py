@@ -1,4 +1,4 @@
-"""The conformance suite's fixtures and its golden file.
+"""The conformance suite's fixtures (tests/conftest.py saves its golden file).
 
 Any test that takes a `device` argument (directly or through the `check` fixture) runs once
 per available device: ``tests/conftest.py`` parametrizes it, for every test directory.
@@ -6,25 +6,11 @@ per available device: ``tests/conftest.py`` parametrizes it, for every test dire
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from device_labels import label
 
 import pyburn
 
-from .helpers import GOLDEN, OpChecker
-
-
-def golden_key(node: pytest.Item) -> str:
-    """The test's id without its device part: the same on every device and platform."""
-    callspec = node.callspec
-    name = label(callspec.params["device"])
-    rest = callspec.id[len(name):]
-    assert callspec.id.startswith(name) and rest[:1] in ("", "-"), (
-        f"the device id must come first in {callspec.id!r}")
-    params = rest[1:]
-    return f"{Path(str(node.path)).name}::{node.originalname}" + (f"[{params}]" if params else "")
+from .helpers import OpChecker, golden_key
 
 
 @pytest.fixture
@@ -40,8 +26,3 @@ def other_device(device):
     if not others:
         pytest.skip("needs a second available device")
     return others[0]
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Merge the references this run computed into build/conformance-golden.json."""
-    GOLDEN.save()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from device_labels import label
 
 import pyburn
 
@@ -287,10 +288,19 @@ class Golden:
 
     def record(self, key: str, results: list[Expected]) -> None:
         """Remember the results of check `key` for `save`."""
-        self.recorded[key] = [r.to_json() for r in results]
+        self.remember(key, [r.to_json() for r in results])
 
     def lookup(self, key: str) -> list[Expected]:
         """The recorded results of check `key`; skips the test when there are none."""
+        return [Expected.from_json(d) for d in self.recall(key)]
+
+    def remember(self, key: str, data: Any) -> None:
+        """Remember JSON-ready `data` (another suite's references) under `key` for `save`."""
+        self.recorded[key] = data
+
+    def recall(self, key: str) -> Any:
+        """What `remember` stored under `key` on the desktop; skips the test when the file
+        has no such entry."""
         if self._loaded is None:
             try:
                 self._loaded = json.loads(self.path.read_text())
@@ -301,8 +311,8 @@ class Golden:
                         "suite once where numpy is installed to record the references")
         if key not in self._loaded:
             pytest.skip(f"numpy is absent and {self.path.name} has no entry {key!r}: rerun "
-                        "the conformance suite where numpy is installed")
-        return [Expected.from_json(d) for d in self._loaded[key]]
+                        "the suite where numpy is installed")
+        return self._loaded[key]
 
     def save(self) -> None:
         """Merge this session's records into the file, atomically (temp file, fsync, rename),
@@ -328,6 +338,17 @@ class Golden:
 
 
 GOLDEN = Golden(GOLDEN_PATH)
+
+
+def golden_key(node: pytest.Item) -> str:
+    """The test's id without its device part: the same on every device and platform."""
+    callspec = node.callspec
+    name = label(callspec.params["device"])
+    rest = callspec.id[len(name):]
+    assert callspec.id.startswith(name) and rest[:1] in ("", "-"), (
+        f"the device id must come first in {callspec.id!r}")
+    params = rest[1:]
+    return f"{Path(str(node.path)).name}::{node.originalname}" + (f"[{params}]" if params else "")
 
 
 def reference_results(outputs: Any, input_dtypes: list[str], dtype: Any) -> list[Expected]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from ...runtime import IN_BROWSER
 from ..base import Registration
+from ..fusion import enabled as fusion_enabled
 from . import browser, native
 from .backend import WasmBackend
+from .fusion import WasmFusion
 
 #: the default-device ranks (lower first): wgpu's hardware adapters are 10, cpu 20, flex 40
 BROWSER_RANK, DESKTOP_RANK = 15, 25
@@ -30,13 +32,15 @@ def unavailable_reason() -> str | None:
     return native.unavailable_reason()
 
 
-def create(index: int) -> WasmBackend:
-    """A wasm backend on its own memory (every index is an independent CPU device)."""
-    if browser.unavailable_reason() is None:
-        return WasmBackend(browser.BrowserEngine())
-    return WasmBackend(native.NativeEngine())
+def create(index: int) -> WasmBackend | WasmFusion:
+    """A wasm backend on its own memory (every index is an independent CPU device), with
+    elementwise fusion unless $PYBURN_FUSION is "0" (`pyburn.backends.fusion.enabled`)."""
+    engine = browser.BrowserEngine() if browser.unavailable_reason() is None else \
+        native.NativeEngine()
+    backend = WasmBackend(engine)
+    return WasmFusion(backend) if fusion_enabled() else backend
 
 
 REGISTRATION = Registration("wasm", unavailable_reason, create, rank)
 
-__all__ = ["REGISTRATION", "WasmBackend", "create", "unavailable_reason"]
+__all__ = ["REGISTRATION", "WasmBackend", "WasmFusion", "create", "unavailable_reason"]

@@ -126,7 +126,7 @@ class WasmBackend(Backend):
         """`shape` of `value`."""
         out = self.empty(shape, dtype)
         if dtype is float32:
-            self.kernels["fill_4"](out.address, _f32_bits(float(value)), out.numel)
+            self.kernels["fill_4"](out.address, f32_bits(float(value)), out.numel)
         elif dtype is int32:
             self.kernels["fill_4"](out.address, int(value), out.numel)
         else:
@@ -410,7 +410,7 @@ def _around(shape: Shape, axis: int) -> tuple[int, int, int]:
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
 
-def _f32_bits(value: float) -> int:
+def f32_bits(value: float) -> int:
     """The bits of `value` as float32, as an i32."""
     try:
         packed = struct.pack("<f", value)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import DeviceError
 from ...runtime import IN_BROWSER
 from ..base import Registration
+from ..fusion import enabled as _fusion_switch
 
 if TYPE_CHECKING:
     from .backend import WgpuBackend
@@ -117,7 +118,7 @@ _runtimes: list[Any] = []
 def fusion_enabled() -> bool:
     """Whether `create` wraps the backend in the fusion decorator: yes unless
     $PYBURN_FUSION is "0" (or "false", "off", "no")."""
-    return _switched_on("PYBURN_FUSION")
+    return _fusion_switch()
 
 
 def create(index: int, fusion: bool | None = None) -> WgpuBackend | FusionBackend:

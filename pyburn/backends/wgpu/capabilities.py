@@ -2,10 +2,11 @@
 "avg_pool", "softmax", "layer_norm"; the contract is ``pyburn.ops.capability``), as a
 mixin of the backends whose handles these kernels run on.
 
-Every method turns its handles into computed `GpuTensor`s with `ready` and its results into
-handles with `_wrap`. For the plain backend both are the identity; the fusion decorator
-(``fusion.FusionBackend``), whose handles are lazy, has its own, so that listing this class
-among its bases is all it takes to offer the same kernels.
+Every method turns its handles into computed `GpuTensor`s with `ready`; what it returns is a
+handle on both backends (a computed tensor is its own handle). For the plain backend `ready`
+is the identity; the fusion decorator (``fusion.FusionBackend``), whose pending handles are
+lazy, has its own, so that listing this class among its bases is all it takes to offer the
+same kernels.
 """
 
 from __future__ import annotations
@@ -34,46 +35,42 @@ class Capabilities:
         """The computed tensor behind handle `x` (the plain backend's handles are)."""
         return x
 
-    def _wrap(self, value: GpuTensor) -> Any:
-        """The handle for a computed tensor."""
-        return value
-
     def conv(self, x: Any, w: Any, stride: Ints, padding: Pads, dilation: Ints,
              groups: int) -> Any:
         """Convolution as an implicit GEMM (``conv.wgsl``)."""
-        return self._wrap(conv.conv(self.gpu, self.ready(x), self.ready(w), stride, padding,
-                                    dilation, groups))
+        return conv.conv(self.gpu, self.ready(x), self.ready(w), stride, padding,
+                                    dilation, groups)
 
     def conv_transpose(self, x: Any, w: Any, stride: Ints, padding: Ints, dilation: Ints,
                        groups: int, size: Ints) -> Any:
         """Transposed convolution, the same kernel with the transposed input map."""
-        return self._wrap(conv.conv_transpose(self.gpu, self.ready(x), self.ready(w), stride,
-                                              padding, dilation, groups, size))
+        return conv.conv_transpose(self.gpu, self.ready(x), self.ready(w), stride,
+                                              padding, dilation, groups, size)
 
     def conv_weight(self, x: Any, g: Any, kernel: Ints, stride: Ints, padding: Pads,
                     dilation: Ints, groups: int) -> Any:
         """A convolution's weight gradient (``conv_weight.wgsl``)."""
-        return self._wrap(conv.conv_weight(self.gpu, self.ready(x), self.ready(g), kernel,
-                                           stride, padding, dilation, groups))
+        return conv.conv_weight(self.gpu, self.ready(x), self.ready(g), kernel,
+                                           stride, padding, dilation, groups)
 
     def max_pool(self, x: Any, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
                  indices: bool) -> tuple[Any, Any]:
         """Max pooling with the first max's position (``max_pool.wgsl``)."""
         values, positions = pooling.max_pool(self.gpu, self.ready(x), kernel, stride, padding,
                                              dilation, indices)
-        return self._wrap(values), None if positions is None else self._wrap(positions)
+        return values, None if positions is None else positions
 
     def avg_pool(self, x: Any, windows: Sequence[Sequence[tuple[int, int, int]]],
                  divisor: int) -> Any:
         """Average pooling over per-output boxes, sliding or adaptive (``avg_pool.wgsl``)."""
-        return self._wrap(pooling.avg_pool(self.gpu, self.ready(x), windows, divisor))
+        return pooling.avg_pool(self.gpu, self.ready(x), windows, divisor)
 
     def softmax(self, x: Any, axis: int, log: bool) -> Any:
         """softmax or log_softmax along `axis`, one kernel (``rows.wgsl``)."""
-        return self._wrap(rows.softmax(self.gpu, self.ready(x), axis, log))
+        return rows.softmax(self.gpu, self.ready(x), axis, log)
 
     def layer_norm(self, x: Any, weight: Any, bias: Any, ndims: int, eps: float) -> Any:
         """Normalisation over the trailing `ndims` dims with its weight and bias (either may
         be None), one kernel (``rows.wgsl``)."""
         weight, bias = (None if t is None else self.ready(t) for t in (weight, bias))
-        return self._wrap(rows.layer_norm(self.gpu, self.ready(x), weight, bias, ndims, eps))
+        return rows.layer_norm(self.gpu, self.ready(x), weight, bias, ndims, eps)

@@ -29,12 +29,26 @@ async def load(url):
 async def predict(pixels, device):
     """Class probabilities of one 28×28 image (784 float32 values in [0, 1], row by row, as a
     memoryview) on `device`, and the milliseconds the model and the read-back took."""
-    if device not in _models:
-        _models[device] = load_mnist(_weights, device=device)
+    model = _model(device)
     started = time.perf_counter()
     with pyburn.no_grad():
         image = pyburn.tensor(pixels.cast("B"), shape=(1, 1, 28, 28), dtype="float32",
                               device=device)
-        probabilities = await F.softmax(_models[device](image), dim=1).tolist_async()
+        probabilities = await F.softmax(model(image), dim=1).tolist_async()
     return {"probabilities": probabilities[0], "device": device,
             "ms": (time.perf_counter() - started) * 1000}
+
+
+async def warm(device):
+    """One prediction of a blank image on `device`, its result dropped: its model is built and
+    its kernels compiled before the page switches to it."""
+    model = _model(device)
+    with pyburn.no_grad():
+        await F.softmax(model(pyburn.zeros(1, 1, 28, 28, device=device)), dim=1).tolist_async()
+
+
+def _model(device):
+    """The model on `device`, built on first use."""
+    if device not in _models:
+        _models[device] = load_mnist(_weights, device=device)
+    return _models[device]

@@ -8,7 +8,7 @@ in the input's space), and for each, the *epilogue* (the steps from the anchor u
 root, computed from the anchor's result before it is stored, in the result's space).
 
 Planning a kernel (`_plan`) may find that something must be computed first, by a kernel of
-its own (`_First`): another anchor (one kernel computes one), an anchor whose result the
+its own (`First`): another anchor (one kernel computes one), an anchor whose result the
 root broadcasts (its result is needed at more points than the kernel computes it at), an
 anchor met among a reduction's producers, or a reshape whose input's strides cannot be
 read in the reshaped space. Each is computed, then the plan is made again.
@@ -30,8 +30,8 @@ Besides the root, an anchored kernel stores what something outside it may still 
 reduction's input (as it reads it) and the anchor's result (the steps above it are cheap to
 compute again from it, the anchor is not). An elementwise step that a live handle holds
 (an optimizer's moments, a tensor autodiff saved) is stored too, as an output of its own,
-when it is in the root's iteration space (`_held_stored`); otherwise it gets a kernel of its
-own first (`_held_first`). Other intermediates are never stored: a step shared with another
+when it is in the root's iteration space (`plan.held_stored`); otherwise it gets a kernel of its
+own first (`plan.held_first`). Other intermediates are never stored: a step shared with another
 pending tensor is computed again by that tensor's kernel.
 
 The *signature* of a kernel is its structure: step kinds, op names, dtypes, which inputs
@@ -43,13 +43,23 @@ compiles it once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ....dtypes import bool_
 from ....ops.elementwise import BINARY, UNARY
 from ....shape import contiguous_strides
+from ...fusion import plan
+from ...fusion.lazy import ANCHORS, VIEWS, LazyTensor, Node, reshape_strides
+from ...fusion.plan import (
+    Chain,
+    CodeCache,
+    First,
+    Walk,
+    held_first,
+    held_stored,
+    largest_pending,
+)
 from ..conv import conv
 from ..elementwise import ANCHOR, Epilogue, Fragment, Read, _conversion, expression, launch_map
 from ..handle import GpuTensor, Shape
@@ -59,16 +69,6 @@ from ..matmul import matmul
 from ..reduce import reduce_fused
 from . import constants
 from .constants import Table
-from .lazy import (
-    ANCHORS,
-    VIEWS,
-    LazyTensor,
-    Node,
-    read_key,
-    reshape_strides,
-    unit_strides,
-    view_strides,
-)
 
 #: kernels kept, least recently used dropped first
 CACHE_SIZE = 1024
@@ -96,20 +96,7 @@ class FusionStats:
 
 
 STATS = FusionStats()
-_CODE: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()
-
-#: views between a tensor and a walk's root, the tensor's first: (kind, shape below, shape
-#: above, the view's argument)
-Chain = tuple[tuple[str, Shape, Shape, LazyTensor], ...]
-
-
-class _First(Exception):
-    """Raised while planning a kernel: `tensor` must be computed first."""
-
-    def __init__(self, tensor: LazyTensor):
-        super().__init__()
-        self.tensor = tensor
-
+_CODE = CodeCache(CACHE_SIZE)
 
 def _value(expr: str, kind: Kind, truth: bool) -> str:
     """`expr` (a compute-type value, or a WGSL bool when `truth`) rounded as storing it in
@@ -129,99 +116,38 @@ def _step(kind: str, op: str, arg_kinds: list[Kind], out: Kind) -> tuple[tuple[s
     return names, _value(expression(entry, arg_kinds[0]), out, entry.returns_bool)
 
 
-def _key(t: LazyTensor, chain: Chain) -> tuple:
-    return id(t), tuple(view[:3] for view in chain)
-
-
-class _Walk:
+class _Walk(Walk):
     """One walk of a graph in the iteration space `shape` (its root's): the kernel's inputs,
-    statements and signature. Inputs are named ``<prefix><k>`` and values
+    WGSL statements and signature. Inputs are named ``<prefix><k>`` and values
     ``<prefix>v<n>``. The value of `anchor`, when given, is the variable `ANCHOR` (an
     epilogue's walk); any other anchor met must be computed first."""
 
+    ANCHOR = ANCHOR
+
     def __init__(self, shape: Shape, prefix: str, anchor: LazyTensor | None = None):
-        self.shape = shape
-        self.prefix = prefix
-        self.anchor = anchor
-        self.reads: list[tuple[GpuTensor, Shape]] = []
-        self.read_index: dict[tuple, int] = {}
+        super().__init__(shape, prefix, anchor)
         #: the table words of the constants read (`constants`), one per leaf
         self.constants: list[bytes] = []
         self.lines: list[str] = []
-        self.signature: list[tuple] = []
-        self.done: dict[tuple, str] = {}
-        #: the pending tensors computed here, and those of them computed from the anchor
-        self.inside: dict[int, LazyTensor] = {}
-        self.from_anchor: list[LazyTensor] = []
-        self._tainted = {ANCHOR}
 
-    def visit(self, root: LazyTensor) -> str:
-        """The variable holding `root`'s value, emitting the statements that compute it.
-        Iterative: graphs may be deep."""
-        stack: list[tuple[LazyTensor, Chain, bool]] = [(root, (), False)]
-        while stack:
-            t, chain, expanded = stack.pop()
-            key = _key(t, chain)
-            if key in self.done:
-                continue
-            if t is self.anchor:
-                self.done[key] = ANCHOR
-                continue
-            node = t.node
-            if node is None:
-                self.done[key] = self._read(t.value, chain)
-                continue
-            if node.kind in ANCHORS:
-                raise _First(t)
-            if node.kind in VIEWS:
-                arg = node.args[0]
-                children = [(arg, ((node.kind, arg.shape, t.shape, arg),) + chain)]
-            else:
-                children = [(a, chain) for a in node.args]
-            if not expanded:
-                stack.append((t, chain, True))
-                stack.extend((a, c, False) for a, c in reversed(children))
-                continue
-            names = [self.done[_key(a, c)] for a, c in children]
-            self.inside[id(t)] = t
-            if any(name in self._tainted for name in names):
-                self.from_anchor.append(t)
-            if node.kind in VIEWS:
-                self.done[key] = names[0]
-                continue
-            var = f"{self.prefix}v{len(self.lines)}"
-            if any(name in self._tainted for name in names):
-                self._tainted.add(var)
-            out = kind_of(t.dtype)
-            params, code = _step(node.kind, node.op, [kind_of(a.dtype) for a in node.args], out)
-            # A block of its own binds the op table's argument names (x, a, b) to this
-            # step's inputs without rewriting the expression.
-            lets = " ".join(f"let {p} = {n};" for p, n in zip(params, names))
-            self.lines.append(f"var {var}: {out.compute};\n{{ {lets} {var} = {code}; }}")
-            self.signature.append((node.kind, node.op, t.dtype.name, *names))
-            self.done[key] = var
-        return self.done[_key(root, ())]
+    def emit(self, var: str, t: LazyTensor, names: list[str]) -> None:
+        node = t.computed_by
+        out = kind_of(t.dtype)
+        params, code = _step(node.kind, node.op, [kind_of(a.dtype) for a in node.args], out)
+        # A block of its own binds the op table's argument names (x, a, b) to this
+        # step's inputs without rewriting the expression.
+        lets = " ".join(f"let {p} = {n};" for p, n in zip(params, names))
+        self.lines.append(f"var {var}: {out.compute};\n{{ {lets} {var} = {code}; }}")
+        self.signature.append((node.kind, node.op, t.dtype.name, *names))
 
-    def _read(self, value: GpuTensor, chain: Chain) -> str:
+    def read(self, value: GpuTensor, chain: Chain) -> str:
         word = constants.word(value)
         if word is not None:  # one word of the kernel's table, whatever the views
             self.constants.append(word)
             self.signature.append(("const", value.dtype.name))
             return constants.value(value.kind, f"{self.prefix}k[{len(self.constants) - 1}]")
-        strides = value.strides
-        for kind, below, above, arg in chain:
-            strides = view_strides(kind, below, above, strides)
-            if strides is None:  # the view's input must be laid out anew
-                # (views are recorded over pending tensors only, and what a kernel computes
-                # is contiguous, so their inputs can always be laid out anew)
-                assert arg.pending, "a view of a computed tensor reads it in place"
-                raise _First(arg)
-        strides = unit_strides(self.shape, strides)
-        key = read_key(value, strides)
-        k = self.read_index.get(key)
-        if k is None:
-            k = self.read_index[key] = len(self.reads)
-            self.reads.append((value, strides))
+        k, new = self.input(value, chain)
+        if new:
             self.signature.append(("in", value.dtype.name))
         return f"{self.prefix}{k}"
 
@@ -259,7 +185,7 @@ def _choose_anchor(root: LazyTensor) -> LazyTensor | None:
     """The anchor whose kernel computes `root`: the first one met (depth first) whose
     result has as many elements as the root and is reached by one chain of views (so the
     root's points are its result's, renumbered); None for a map kernel."""
-    if root.node.kind in ANCHORS:
+    if root.computed_by.kind in ANCHORS:
         return root
     chains: dict[int, set[tuple]] = {}
     order: list[LazyTensor] = []
@@ -283,23 +209,6 @@ def _choose_anchor(root: LazyTensor) -> LazyTensor | None:
     return next((t for t in order if t.numel == root.numel and len(chains[id(t)]) == 1), None)
 
 
-def _largest_pending(t: LazyTensor) -> LazyTensor:
-    return max((a for a in t.node.args if a.pending), key=lambda a: a.steps)
-
-
-def _cached(signature: tuple, make: Callable[[], tuple[str, ...]]) -> tuple[tuple[str, ...], bool]:
-    """The code of the kernel with `signature` (made by `make` on a miss), and whether it
-    came from the cache."""
-    found = _CODE.get(signature)
-    if found is not None:
-        _CODE.move_to_end(signature)
-        return found, True
-    found = _CODE[signature] = make()
-    if len(_CODE) > CACHE_SIZE:
-        _CODE.popitem(last=False)
-    return found, False
-
-
 def _count(hit: bool, *walks: _Walk) -> None:
     """Count a launched kernel in `STATS` if it computes elementwise steps (a plain
     reduction or matmul is not a fused kernel)."""
@@ -313,67 +222,29 @@ def _count(hit: bool, *walks: _Walk) -> None:
             STATS.cache_misses += 1
 
 
-def _held(t: LazyTensor) -> bool:
-    """Whether a live handle holds `t` (a tensor of the user's, of autodiff's, of an
-    optimizer's state)."""
-    return t.handle is not None and t.handle() is not None
-
-
-def _held_stored(walk: _Walk, root: LazyTensor,
-                 among: Iterable[LazyTensor]) -> list[LazyTensor]:
-    """The steps of `walk` `among` those given, other than its root, that a live handle holds
-    and that are in the root's iteration space (reached without a view: an expand or a
-    reshape in between would give them fewer points than the kernel has), in the order the
-    walk computed them: the kernel stores them too, as outputs of their own."""
-    found = {id(t): t for t in among if t is not root and _held(t) and (id(t), ()) in walk.done}
-    return list(found.values())
-
-
-def _held_first(walk: _Walk, skip: tuple[LazyTensor, ...]) -> None:
-    """Raise `_First` for a step of `walk` that a live handle holds, other than those in
-    `skip` (the root, and what the kernel stores itself): it gets a kernel of its own, and
-    this one reads it.
-
-    Recomputing it here instead would leave it pending, and a value carried from one
-    iteration to the next (an optimizer's moments, a running mean) would grow its graph by
-    one iteration's steps each time: a new kernel to compile every iteration, and the
-    buffers of every earlier iteration held. A held view is computed through its argument.
-    """
-    skipped = {id(t) for t in skip}
-    # the last computed first: a held step that holds others inside it (a parameter's
-    # update, its moments) is computed first, by a kernel that stores them too
-    for t in reversed(walk.inside.values()):
-        if id(t) in skipped or not _held(t):
-            continue
-        while t.node is not None and t.node.kind in VIEWS:
-            t = t.node.args[0]
-        if t.pending and id(t) not in skipped:
-            raise _First(t)
-
-
 def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
-    """The launch that computes `root` (resolving it, and what it keeps), or `_First`."""
+    """The launch that computes `root` (resolving it, and what it keeps), or `First`."""
     limit = gpu.runtime.limits.max_storage_buffers_per_shader_stage
     anchor = _choose_anchor(root)
     if anchor is None:
         walk = _Walk(root.shape, "l")
         value = walk.visit(root)
-        stored = _held_stored(walk, root, walk.inside.values())
-        _held_first(walk, (root, *stored))
-        _fits(stored, limit - 2 - walk.bindings, lambda: _largest_pending(root))  # meta, out
+        stored = held_stored(walk, root, walk.inside.values())
+        held_first(walk, (root, *stored))
+        _fits(stored, limit - 2 - walk.bindings, lambda: largest_pending(root))  # meta, out
         return lambda: _launch_map(gpu, root, walk, value, stored)
     epilogue = _Walk(root.shape, "e", anchor)
     value = epilogue.visit(root)
     for _, strides in epilogue.reads:
         if reshape_strides(root.shape, strides, anchor.shape) is None:
-            raise _First(anchor)  # read in the root's space only: the anchor becomes a read
-    node = anchor.node
+            raise First(anchor)  # read in the root's space only: the anchor becomes a read
+    node = anchor.computed_by
     # The held steps computed from the anchor are stored by its kernel (not by a
     # convolution's, which stores nothing but its result and the anchor: those are left
     # pending, to be computed again from the kept anchor).
-    stored = [] if node.kind == "conv" else _held_stored(epilogue, root, epilogue.from_anchor)
+    stored = [] if node.kind == "conv" else held_stored(epilogue, root, epilogue.from_anchor)
     pending = epilogue.from_anchor if node.kind == "conv" else stored
-    _held_first(epilogue, (root, anchor, *pending))
+    held_first(epilogue, (root, anchor, *pending))
     inside = set(epilogue.inside)
     # (when the root is the anchor's result renumbered, the anchor is a view of it: free)
     keep = value != ANCHOR and any(t.needed_outside(inside)
@@ -387,44 +258,37 @@ def _plan(gpu: Gpu, root: LazyTensor) -> Callable[[], None]:
     source = node.args[0]
     producers = _Walk(source.shape, "p")
     source_value = producers.visit(source)
-    _held_first(producers, (source,))
+    held_first(producers, (source,))
     keep_source = source.pending and source.needed_outside({id(anchor)})
     # (the producers and the epilogue read their constants from one table)
     reads = len(producers.reads) + len(epilogue.reads) + bool(producers.constants
                                                               or epilogue.constants)
     spare = limit - 2 - keep - keep_source - reads
-    _fits(stored, spare, lambda: anchor if anchor is not root else _largest_pending(anchor))
+    _fits(stored, spare, lambda: anchor if anchor is not root else largest_pending(anchor))
     return lambda: _launch_reduce(gpu, root, anchor, epilogue, value, keep, stored, producers,
                                   source_value, keep_source)
 
 
 def _fits(stored: list[LazyTensor], spare: int, first: Callable[[], LazyTensor]) -> None:
-    """Raise `_First` unless the `stored` steps fit the `spare` bindings: for ``first()``
+    """Raise `First` unless the `stored` steps fit the `spare` bindings: for ``first()``
     when none is left even for the kernel without them, else for the first step that does
     not fit (it gets a kernel of its own)."""
     if spare < 0:
-        raise _First(first())
+        raise First(first())
     if len(stored) > spare:
-        raise _First(stored[spare])
+        raise First(stored[spare])
 
 
 def materialize(gpu: Gpu, root: LazyTensor) -> GpuTensor:
     """Compute pending `root` with one kernel (after what it needs computed first), make it
     ready, and return its value."""
-    while root.pending:
-        try:
-            launch = _plan(gpu, root)
-        except _First as first:
-            materialize(gpu, first.tensor)
-            continue
-        launch()
-    return root.value
+    return plan.materialize(root, lambda t: _plan(gpu, t))
 
 
 def _launch_map(gpu: Gpu, root: LazyTensor, walk: _Walk, value: str,
                 stored: list[LazyTensor]) -> None:
     """Compute `root`, and store the steps in `stored` as they are computed."""
-    (body,), hit = _cached(("map", root.dtype.name, value, *walk.signature,
+    (body,), hit = _CODE.get(("map", root.dtype.name, value, *walk.signature,
                             *_stores(walk, stored)), lambda: (walk.body,))
     names = [walk.done[(id(t), ())] for t in stored]
     result = gpu.empty(root.shape, root.dtype)
@@ -472,9 +336,9 @@ def _resolve(root: LazyTensor, anchor: LazyTensor, stored: list[LazyTensor],
 
 def _launch_product(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk,
                     value: str, keep: bool, stored: list[LazyTensor]) -> None:
-    node = anchor.node
+    node = anchor.computed_by
     a, b = (t.value for t in node.args)
-    (body,), hit = _cached((node.kind, a.dtype.name, root.dtype.name, keep, value,
+    (body,), hit = _CODE.get((node.kind, a.dtype.name, root.dtype.name, keep, value,
                             *epilogue.signature, *_stores(epilogue, stored)),
                            lambda: (epilogue.body,))
     values, tail = _tail(gpu, root, anchor, epilogue, value, body, keep, stored,
@@ -487,9 +351,9 @@ def _launch_product(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _W
 def _launch_reduce(gpu: Gpu, root: LazyTensor, anchor: LazyTensor, epilogue: _Walk, value: str,
                    keep: bool, stored: list[LazyTensor], producers: _Walk, source_value: str,
                    keep_source: bool) -> None:
-    node = anchor.node
+    node = anchor.computed_by
     source = node.args[0]
-    (body, source_body), hit = _cached(
+    (body, source_body), hit = _CODE.get(
         (node.kind, node.op, source.dtype.name, root.dtype.name, keep, keep_source, value,
          *epilogue.signature, *_stores(epilogue, stored), source_value, *producers.signature),
         lambda: (epilogue.body, producers.body))

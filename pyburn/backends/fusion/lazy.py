@@ -1,13 +1,14 @@
-"""Lazy tensors: the fusion backend's graph, computed only when something needs a value.
+"""Lazy tensors: the fusion backends' graph, computed only when something needs a value.
 
-A `LazyTensor` is either *ready* (it holds a `GpuTensor`) or *pending* (it holds the `Node`
-that computes it from other lazy tensors). Elementwise primitives make pending tensors, and
-so do the views that compose with an elementwise kernel's iteration space (`expand`, and a
-`reshape` of a pending tensor), and the *anchors*: reductions, arg-reductions, matmul and
-the forward convolution, kernels of their own into which elementwise steps fuse (producers
-into a reduction's input, consumers into an anchor's output). A pending tensor that is dropped
-before anything reads it costs nothing: its graph is garbage collected with it, and the
-buffers its leaves hold go back to the pool.
+A `LazyTensor` is either *ready* (it holds a backend's tensor: a `StridedView`) or *pending*
+(it holds the `Node` that computes it from other lazy tensors). Elementwise primitives make
+pending tensors, and so do the views that compose with an elementwise kernel's iteration
+space (`expand`, and a `reshape` of a pending tensor), and the *anchors*: reductions,
+arg-reductions, matmul and the forward convolution, kernels of their own into which
+elementwise steps fuse (producers into a reduction's input, consumers into an anchor's
+output), where the backend fuses them (wgpu does; wasm runs them unfused). A pending
+tensor that is dropped before anything reads it costs nothing: its graph is garbage
+collected with it, and the buffers its leaves hold go back to the pool.
 
 The tensor layer never holds a `LazyTensor` itself but a `Handle` to it, and a lazy tensor
 keeps only a weak reference back to its handle and to the pending tensors computed from it
@@ -21,24 +22,27 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
-from ....dtypes import DType
-from ..handle import GpuTensor, Shape
-from ..launch import scalar_of
+from ...dtypes import DType
+from ..strided import Shape
 
 #: elementwise steps: the op table's primitives, plus cast and where
 ELEMENTWISE = ("unary", "binary", "where", "cast")
 #: views of a pending tensor, read in another iteration space
 VIEWS = ("expand", "reshape")
+#: a leaf with no buffer: a number the host knows, everywhere in its shape (`params[0]`), on
+#: backends that record `full` (wasm: its kernels take it as an argument)
+FULL = "full"
 #: kernels of their own that elementwise steps fuse into
 ANCHORS = ("reduce", "arg_reduce", "matmul", "conv")
 
 
 @dataclass(frozen=True, eq=False)
 class Node:
-    """One step: `kind` (of `ELEMENTWISE`, `VIEWS` or `ANCHORS`) with its `op` name ("" for
+    """One step: `kind` (of `ELEMENTWISE`, `VIEWS`, `ANCHORS` or `FULL`) with its `op` name ("" for
     where, cast, the views, matmul and conv) applied to `args`; `axes` are a reduction's,
-    `params` a convolution's (stride, padding, dilation, groups)."""
+    `params` a convolution's (stride, padding, dilation, groups) or a full's value."""
 
     kind: str
     op: str
@@ -56,7 +60,7 @@ class Node:
 CONSTANTS = ("constants",)
 
 
-def read_key(value: GpuTensor, strides: Shape | None = None) -> tuple:
+def read_key(value: Any, strides: Shape | None = None) -> tuple:
     """What makes two reads of a kernel the same operand: the buffer, dtype, offset and the
     strides it is read with (its own unless given)."""
     return (id(value.storage), value.dtype.name, value.offset,
@@ -67,23 +71,38 @@ class LazyTensor:
     """A vertex of the fusion graph: `shape`, `dtype`, and either `value` (ready) or `node`
     (pending)."""
 
-    __slots__ = ("shape", "dtype", "value", "node", "handle", "users", "__weakref__")
+    __slots__ = ("shape", "dtype", "value", "node", "_leaf", "handle", "users", "__weakref__")
 
-    def __init__(self, shape: Shape, dtype: DType, value: GpuTensor | None = None,
-                 node: Node | None = None):
+    def __init__(self, shape: Shape, dtype: DType, value: Any = None, node: Node | None = None,
+                 constant: bool = False):
         self.shape = shape
         self.dtype = dtype
         self.value = value
         self.node = node
+        self._leaf = CONSTANTS if constant else None
         #: the `Handle` the tensor layer got for this tensor, weakly (None: none yet)
         self.handle: weakref.ref[Handle] | None = None
         #: pending tensors computed from this one while it was pending, weakly
         self.users: list[weakref.ref[LazyTensor]] = []
 
     @classmethod
-    def ready(cls, value: GpuTensor) -> LazyTensor:
-        """A ready tensor holding `value`."""
-        return cls(value.shape, value.dtype, value=value)
+    def ready(cls, value: Any, constant: bool = False) -> LazyTensor:
+        """A ready tensor holding `value`; `constant` when it is a number the host knows,
+        which kernels read from their table of constants, not as an input."""
+        return cls(value.shape, value.dtype, value=value, constant=constant)
+
+    @property
+    def leaf(self) -> tuple:
+        """A ready tensor's read key (`reads`), worked out when a kernel first reads it."""
+        if self._leaf is None:
+            self._leaf = read_key(self.value, unit_strides(self.shape, self.value.strides))
+        return self._leaf
+
+    @property
+    def computed_by(self) -> Node:
+        """The step that computes this pending tensor."""
+        assert self.node is not None, "a ready tensor has no step"
+        return self.node
 
     @property
     def pending(self) -> bool:
@@ -99,11 +118,7 @@ class LazyTensor:
     def reads(self) -> frozenset[tuple]:
         """The distinct reads of a kernel computing this tensor (itself when ready: one of
         the kernel's constants, or an input)."""
-        if self.node is not None:
-            return self.node.reads
-        if scalar_of(self.value) is not None:
-            return frozenset((CONSTANTS,))
-        return frozenset((read_key(self.value, unit_strides(self.shape, self.value.strides)),))
+        return self.node.reads if self.node is not None else frozenset((self.leaf,))
 
     @property
     def numel(self) -> int:
@@ -113,9 +128,9 @@ class LazyTensor:
             count *= size
         return count
 
-    def resolve(self, value: GpuTensor) -> None:
-        """Make this tensor ready with `value` (its graph is released)."""
-        self.value, self.node = value, None
+    def resolve(self, value: Any) -> None:
+        """Make this tensor ready with `value`, a computed tensor (its graph is released)."""
+        self.value, self.node, self._leaf = value, None, None
         self.users.clear()
 
     def needed_outside(self, inside: set[int]) -> bool:
