@@ -31,7 +31,9 @@ from . import conv as convolution
 from . import matmul as linalg
 from . import order as order_
 from . import pooling as pools
-from .engine import Engine
+from . import rows as rows_
+from .assemble import Module
+from .engine import Engine, Export
 from .kernels import Kernels
 from .kinds import KINDS
 from .memory import RESERVED, Memory
@@ -63,13 +65,25 @@ class WasmBackend(Backend):
 
     name = "wasm"
     dtypes = frozenset({float32, int32, uint8, bool_})
-    caps = frozenset({"conv", "max_pool"})
+    caps = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm"})
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.memory = Memory(engine)
         self.pool = BufferPool(self.memory)
         self.kernels = Kernels(engine)
+        self._capability_kernels: dict[str, Export] | None = None
+
+    def capability_kernel(self, name: str) -> Export:
+        """A kernel of the capabilities' module (`rows`' softmax and layer_norm, `pooling`'s
+        box sums), compiled the first time any of them is called."""
+        if self._capability_kernels is None:
+            with self.engine.lock:  # compiled once, whichever thread asks first
+                if self._capability_kernels is None:
+                    functions = [*rows_.kernels(), *pools.kernels()]
+                    self._capability_kernels = self.engine.instantiate(
+                        Module(functions).binary())
+        return self._capability_kernels[name]
 
     # ---- memory -------------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType) -> WasmTensor:
@@ -340,7 +354,7 @@ class WasmBackend(Backend):
             run(out.address, x.address, x.numel, rank, META)
         return out, (count, rank)
 
-    # ---- convolution and pooling (the "conv" and "max_pool" capabilities) ----------------
+    # ---- convolution, pooling and rows (the capabilities) --------------------------------
     def conv(self, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Pads, dilation: Ints,
              groups: int) -> WasmTensor:
         """x (N, C, *S) with w (O, C/groups, *K)."""
@@ -360,6 +374,39 @@ class WasmBackend(Backend):
                  dilation: Ints, indices: bool) -> tuple[WasmTensor, WasmTensor | None]:
         """Max pooling, and the first max's position (the "max_pool" capability)."""
         return pools.max_pool(self, x, kernel, stride, padding, dilation, indices)
+
+    def avg_pool(self, x: WasmTensor, windows: tuple[tuple[tuple[int, int, int], ...], ...],
+                 divisor: int) -> WasmTensor:
+        """The mean over a box per output position, sliding or adaptive (the "avg_pool"
+        capability): box sums one pooled dim at a time, then one division."""
+        return pools.avg_pool(self, x, windows, divisor)
+
+    def softmax(self, x: WasmTensor, axis: int, log: bool) -> WasmTensor:
+        """softmax (log_softmax where `log`) of float32 x along `axis`: one call of
+        ``softmax_f32`` over the (outer, length, inner) block (the "softmax" capability)."""
+        x = self.contiguous(x)
+        out = self.empty(x.shape, x.dtype)
+        if x.numel:
+            self.capability_kernel("softmax_f32")(out.address, x.address,
+                                                  *_around(x.shape, axis), int(log))
+        return out
+
+    def layer_norm(self, x: WasmTensor, weight: WasmTensor | None, bias: WasmTensor | None,
+                   ndims: int, eps: float) -> WasmTensor:
+        """float32 x normalised over its trailing `ndims` dims, times `weight` and plus
+        `bias` where given: one call of ``layer_norm_f32`` (the "layer_norm" capability)."""
+        x = self.contiguous(x)
+        out = self.empty(x.shape, x.dtype)
+        n = math.prod(x.shape[len(x.shape) - ndims:])
+        if x.numel:
+            weight, bias = (None if t is None else self.contiguous(t) for t in (weight, bias))
+            name = "layer_norm_f32" + ("_w" if weight is not None else "") + \
+                ("_b" if bias is not None else "")
+            self.capability_kernel(name)(out.address, x.address,
+                                         0 if weight is None else weight.address,
+                                         0 if bias is None else bias.address, x.numel // n, n,
+                                         eps)
+        return out
 
     # ---- linear algebra -----------------------------------------------------------------
     def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:

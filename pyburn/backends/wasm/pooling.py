@@ -1,13 +1,24 @@
-"""The "max_pool" capability on wasm (``pyburn.ops.capability.MAX_POOL``): the input padded
-with -inf, its windows copied by one strided copy into rows of ``prod(kernel)``, then one
-max reduction, and for the positions one argmax (the first max, NaN the largest, as the
-kernel has it).
+"""The "max_pool" and "avg_pool" capabilities on wasm (``pyburn.ops.capability.MAX_POOL``,
+``AVG_POOL``).
+
+max_pool: the input padded with -inf, its windows copied by one strided copy into rows of
+``prod(kernel)``, then one max reduction, and for the positions one argmax (the first max,
+NaN the largest, as the kernel has it).
 
 A window's position is the data's part (which offset of the window won, an argmax) plus
 two tables that depend only on the geometry, uploaded with the call: each output
 position's first element in the unpadded input (``base``) and each window offset's
 distance from it (``offsets``). A window of nothing but -inf names its first element
 inside the input, as PyTorch does (``first``): its argmax may have landed in the padding.
+
+avg_pool: a box's sum is separable, so each pooled dim in turn is summed over its windows by
+one call of ``box_sum_f32(out, x, outer, length, inner, count, bounds)``: over the
+contiguous (outer, length, inner) block around that dim, output i of `count` is the sum of
+rows ``[start, stop)`` (the i-th pair of int32 `bounds`, clipped to the input, so padding
+adds nothing), four neighbouring columns at a time, the last ``inner % 4`` (all of them
+where the dim is the last) one at a time. Windows of any sizes, sliding or adaptive, are
+such pairs. Then one division: by each box's product of counts (a table of the output's
+spatial shape, broadcast over the lead dims), or by the divisor.
 """
 
 from __future__ import annotations
@@ -17,7 +28,9 @@ import math
 import struct
 from typing import TYPE_CHECKING
 
-from ...dtypes import bool_, int32
+from ...dtypes import bool_, float32, int32
+from .assemble import Function
+from .kinds import KINDS
 
 if TYPE_CHECKING:
     from .backend import WasmBackend, WasmTensor
@@ -69,3 +82,95 @@ def max_pool(b: WasmBackend, x: WasmTensor, kernel: Ints, stride: Ints, padding:
                                                    values.dtype), shape), bool_)
     first = b.expand(_table(b, firsts, everywhere), shape)
     return values, b.where(empty, first, positions)
+
+
+def avg_pool(b: WasmBackend, x: WasmTensor, windows: tuple[tuple[tuple[int, int, int], ...], ...],
+             divisor: int) -> WasmTensor:
+    """The mean of each box over x's trailing ``len(windows)`` dims: box sums one dim at a
+    time, then a division by the box's product of counts, or by a nonzero `divisor`."""
+    nd = len(windows)
+    lead, spatial = x.shape[:-nd], x.shape[-nd:]
+    sizes = tuple(len(w) for w in windows)
+    shape = (*lead, *sizes)
+    if not math.prod(shape):
+        return b.empty(shape, x.dtype)
+    summed = b.contiguous(x)
+    for d, (rows, n) in enumerate(zip(windows, spatial)):
+        axis = len(lead) + d
+        bounds = []
+        for start, stop, _ in rows:
+            lo = min(max(start, 0), n)
+            bounds += [lo, max(min(stop, n), lo)]
+        table = _table(b, bounds, (len(rows), 2))
+        out = b.empty((*summed.shape[:axis], len(rows), *summed.shape[axis + 1:]), x.dtype)
+        b.capability_kernel("box_sum_f32")(out.address, summed.address,
+                                           math.prod(summed.shape[:axis]), n,
+                                           math.prod(summed.shape[axis + 1:]), len(rows),
+                                           table.address)
+        summed = out
+    if divisor:
+        counts = b.full((1,) * len(shape), float(divisor), x.dtype)
+    else:
+        products = [float(math.prod(c for _, _, c in box))
+                    for box in itertools.product(*windows)]
+        counts = b.from_bytes(struct.pack(f"<{len(products)}f", *products),
+                              (*(1,) * len(lead), *sizes), x.dtype)
+    return b.binary("div", summed, b.expand(counts, shape), x.dtype)
+
+
+def _box_columns(width: int) -> str:
+    """Columns $j.. of output $i of block $o, `width` at a time while `width` are left."""
+    f = KINDS[float32]
+    load, store = (f.load4, f.store4) if width == 4 else (f.load1, f.store1)
+    label = f"c{width}"
+    return f"""
+        block ${label}_done loop ${label}
+          local.get $j i32.const {width} i32.add local.get $inner i32.gt_u br_if ${label}_done
+          v128.const f32x4 0 0 0 0 local.set $acc
+          local.get $x local.get $o local.get $length i32.mul local.get $start i32.add
+          local.get $inner i32.mul local.get $j i32.add i32.const 2 i32.shl i32.add
+          local.set $p
+          local.get $stop local.get $start i32.sub local.set $l
+          block ${label}_l_done loop ${label}_l
+            local.get $l i32.const 0 i32.le_s br_if ${label}_l_done
+            local.get $acc local.get $p {load} f32x4.add local.set $acc
+            local.get $p local.get $step i32.add local.set $p
+            local.get $l i32.const 1 i32.sub local.set $l
+            br ${label}_l
+          end end
+          local.get $out local.get $o local.get $count i32.mul local.get $i i32.add
+          local.get $inner i32.mul local.get $j i32.add i32.const 2 i32.shl i32.add
+          local.get $acc {store}
+          local.get $j i32.const {width} i32.add local.set $j
+          br ${label}
+        end end"""
+
+
+def kernels() -> list[Function]:
+    """``box_sum_f32``."""
+    body = f"""
+    local.get $inner i32.const 2 i32.shl local.set $step
+    i32.const 0 local.set $o
+    block $outer_done loop $block
+      local.get $o local.get $outer i32.ge_u br_if $outer_done
+      i32.const 0 local.set $i
+      block $windows_done loop $window
+        local.get $i local.get $count i32.ge_u br_if $windows_done
+        local.get $bounds local.get $i i32.const 3 i32.shl i32.add local.tee $p
+        i32.load local.set $start
+        local.get $p i32.load offset=4 local.set $stop
+        i32.const 0 local.set $j
+        {_box_columns(4)}
+        {_box_columns(1)}
+        local.get $i i32.const 1 i32.add local.set $i
+        br $window
+      end end
+      local.get $o i32.const 1 i32.add local.set $o
+      br $block
+    end end"""
+    params = tuple((name, "i32") for name in ("out", "x", "outer", "length", "inner",
+                                              "count", "bounds"))
+    local_vars = (*((name, "i32") for name in ("p", "o", "i", "j", "l", "start", "stop",
+                                                "step")),
+                  ("acc", "v128"))
+    return [Function("box_sum_f32", params, body, locals=local_vars)]
