@@ -142,13 +142,9 @@ const accuracy = about.test_accuracy ? `, ${(100 * about.test_accuracy).toFixed(
   `MNIST's ${about.test_images} test images` : "";
 $("model").textContent = `model: ${about.model.toUpperCase()}${accuracy}`;
 py = started;
+// the first prediction's work (the model, its kernels) now, so that the first drawing after
+// "ready" answers at once; a failure shows at that drawing instead
+await started.call("warm", device()).catch(() => {});
 (server ?? $("devices")).addEventListener("change", () => demo.predict());
-await demo.predict(); // the chosen device's first prediction (its model, its kernels) now
+await demo.predict(); // a drawing made while the page loaded
 document.body.dataset.ready = "true";
-// ... and the other devices' in the background, so that a switch answers at once
-if (!server) {
-  const others = [...$("devices").querySelectorAll('input[name="device"]')]
-    .filter((i) => !i.disabled && !i.closest("label").hidden && i.value !== device())
-    .map((i) => i.value);
-  for (const other of others) await py.call("warm", other).catch(() => {});
-}

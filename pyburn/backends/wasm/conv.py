@@ -57,10 +57,7 @@ def _out(size: Ints, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints) 
 
 
 def _padded(b: WasmBackend, x: WasmTensor, padding: Pads) -> WasmTensor:
-    x = b.contiguous(x)
-    if not any(lo or hi for lo, hi in padding):
-        return x
-    return b.pad(x, ((0, 0), (0, 0), *padding), 0.0)
+    return b.pad(b.contiguous(x), ((0, 0), (0, 0), *padding), 0.0)
 
 
 def conv(b: WasmBackend, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Pads,

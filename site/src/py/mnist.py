@@ -31,20 +31,16 @@ async def predict(pixels, device):
     memoryview) on `device`, and the milliseconds the model and the read-back took."""
     model = _model(device)
     started = time.perf_counter()
-    with pyburn.no_grad():
-        image = pyburn.tensor(pixels.cast("B"), shape=(1, 1, 28, 28), dtype="float32",
-                              device=device)
-        probabilities = await F.softmax(model(image), dim=1).tolist_async()
+    probabilities = await _forward(model, pixels, device)
     return {"probabilities": probabilities[0], "device": device,
             "ms": (time.perf_counter() - started) * 1000}
 
 
 async def warm(device):
-    """One prediction of a blank image on `device`, its result dropped: its model is built and
-    its kernels compiled before the page switches to it."""
-    model = _model(device)
-    with pyburn.no_grad():
-        await F.softmax(model(pyburn.zeros(1, 1, 28, 28, device=device)), dim=1).tolist_async()
+    """A prediction of a blank image on `device`, its result dropped: the model is built and
+    its kernels compiled (WebGPU's pipelines) while the page loads, not at the first
+    drawing."""
+    await _forward(_model(device), memoryview(bytes(4 * 28 * 28)), device)
 
 
 def _model(device):
@@ -52,3 +48,10 @@ def _model(device):
     if device not in _models:
         _models[device] = load_mnist(_weights, device=device)
     return _models[device]
+
+
+async def _forward(model, pixels, device):
+    with pyburn.no_grad():
+        image = pyburn.tensor(pixels.cast("B"), shape=(1, 1, 28, 28), dtype="float32",
+                              device=device)
+        return await F.softmax(model(image), dim=1).tolist_async()
