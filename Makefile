@@ -14,9 +14,11 @@ PIP := $(BIN)/python -m pip
 # run writes, so the desktop run goes first).
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_datasets.py \
 	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py tests/kernel/test_lang.py \
-	tests/kernel/test_cache.py tests/backends/test_wasm_engine.py tests/backends/test_wasm_backend.py
-# ... and on the wasm device alone, the autodiff suite (PyTorch's references from the same file)
-PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py
+	tests/kernel/test_cache.py tests/backends/test_wasm_engine.py tests/backends/test_wasm_backend.py \
+	tests/backends/test_wasm_capture.py
+# ... and on the wasm device alone, the autodiff rules and the nn.functional suite (PyTorch's
+# references from the same file)
+PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py tests/nn/functional
 
 # Everything that goes into the pyburn wheel: files, and folders so that a deleted file counts
 # too (compiled caches excluded: they change on every run).

@@ -75,6 +75,10 @@ class BufferPool:
         self._allocated = 0
         self._in_use = 0
         self._buffers = 0
+        #: while set (a wasm capture runs), every storage handed out is kept here too, and
+        #: every buffer given back is kept here, as (buffer, size), instead of being reused:
+        #: no buffer a recording wrote or read is handed to anyone else (`give_back` ends it)
+        self.held: list[Any] | None = None
 
     def allocate(self, nbytes: int) -> Storage:
         """A storage of at least `nbytes` bytes (contents undefined)."""
@@ -115,14 +119,27 @@ class BufferPool:
     def _track(self, storage: Storage) -> Storage:
         with self._lock:
             self._in_use += storage.nbytes
+            if self.held is not None:
+                self.held.append(storage)
         done = weakref.finalize(storage, self._release, storage.buffer, storage.nbytes)
         done.atexit = False  # at exit the device goes away anyway
         return storage
 
     def _release(self, buffer: Any, size: int) -> None:
         with self._lock:
-            self._free.setdefault(size, []).append(buffer)
             self._in_use -= size
+            if self.held is not None:
+                self.held.append((buffer, size))
+                return
+            self._free.setdefault(size, []).append(buffer)
+
+    def give_back(self, held: list[Any]) -> None:
+        """Return to the pool the buffers that `held` (a list `held` filled) kept out of it
+        (its storages go back as they are dropped)."""
+        for item in held:
+            if isinstance(item, tuple):
+                self._in_use += item[1]
+                self._release(*item)
 
     def trim(self) -> int:
         """Free every pooled buffer; returns the bytes freed."""

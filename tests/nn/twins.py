@@ -27,10 +27,21 @@ import numpy as np  # noqa: E402  (torch, and so numpy, is present past this poi
 
 import pyburn  # noqa: E402
 
-from .functional.helpers import BALANCED, PERMISSIVE, STRICT, Tol, assert_close  # noqa: E402
+from .functional.helpers import BALANCED, PERMISSIVE, STRICT, Tol  # noqa: E402
+from .functional.helpers import assert_close as assert_close_flat  # noqa: E402
 
 __all__ = ["BALANCED", "PERMISSIVE", "STRICT", "Tol", "assert_close", "check_twin", "inputs_for",
            "np", "strip_counts", "torch", "torch_state"]
+
+
+def assert_close(got: Any, want: Any, tol: Tol, what: str) -> None:
+    """The functional helpers' `assert_close` for arrays (numpy, or anything numpy takes):
+    the same shape, then |got - want| <= abs + rel * |want| everywhere (NaN where NaN,
+    infinities exactly), compared in float64."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, expected {want.shape}"
+    assert_close_flat(got.reshape(-1).tolist(), want.reshape(-1).tolist(), tol, what,
+                      want.shape)
 
 
 def strip_counts(text: str) -> str:

@@ -5,9 +5,19 @@ proxies (about 10 us a call). Reads and writes are one ``Uint8Array`` copy each.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .engine import Engine, Export, simd_probe
+from .engine import Engine, Export, Step, simd_probe
+
+#: the JavaScript of a replay: the steps of a recording run in one call from Python
+_REPLAY = """
+return () => {
+  for (const [what, value] of steps) {
+    if (typeof what === "number") new Uint8Array(memory.buffer, what, value.length).set(value);
+    else what(...value);
+  }
+};"""
 
 
 def unavailable_reason() -> str | None:
@@ -46,12 +56,25 @@ class BrowserEngine(Engine):
         self._imports = to_js({"env": {"mem": self._memory}},
                               dict_converter=js.Object.fromEntries)
 
-    def instantiate(self, binary: bytes) -> dict[str, Export]:
+    def _instantiate(self, binary: bytes) -> dict[str, Export]:
         wasm = self._js.WebAssembly
         module = wasm.Module.new(_bytes(binary))
         instance = wasm.Instance.new(module, self._imports)
         return {entry.name: getattr(instance.exports, entry.name)
                 for entry in wasm.Module.exports(module)}
+
+    def replayer(self, steps: Sequence[Step]) -> Callable[[], None]:
+        """The steps as one JavaScript function: a replay crosses from Python once."""
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]  # optional: Pyodide only
+
+        listed = to_js([[first, _bytes(second) if isinstance(second, bytes)
+                         else to_js(list(second))] for first, second in steps])
+        run = self._js.Function.new("steps", "memory", _REPLAY)(listed, self._memory)
+
+        def replay() -> None:
+            with self.lock:
+                run()
+        return replay
 
     def size(self) -> int:
         return int(self._memory.buffer.byteLength)
@@ -59,10 +82,10 @@ class BrowserEngine(Engine):
     def grow(self, pages: int) -> None:
         self._memory.grow(pages)
 
-    def read(self, address: int, nbytes: int) -> bytes:
+    def _read(self, address: int, nbytes: int) -> bytes:
         view = self._js.Uint8Array.new(self._memory.buffer, address, nbytes)
         return bytes(view.to_bytes())
 
-    def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+    def _write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         view = self._js.Uint8Array.new(self._memory.buffer, address, len(data))
         view.assign(data)

@@ -12,14 +12,24 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import cast
 
+from ...errors import PyburnError
 from .assemble import Function, Module
 
 #: a WebAssembly page: what memory grows by
 PAGE = 1 << 16
 
 Export = Callable[..., int | float | None]
+#: one step of a recording: a kernel call (the engine's own export and its arguments), or
+#: a write (an address and the bytes written there)
+Step = tuple[Export, tuple] | tuple[int, bytes]
+
+
+class CaptureError(PyburnError):
+    """What a capture cannot record: a value read back while it runs (the kernels would
+    then depend on data the host looked at), a device other than wasm."""
 
 
 class Engine(ABC):
@@ -31,11 +41,52 @@ class Engine(ABC):
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        #: while a capture runs (``capture.capture``): every kernel call and write, in order
+        self.recording: list[Step] | None = None
 
-    @abstractmethod
     def instantiate(self, binary: bytes) -> dict[str, Export]:
         """The exported functions of the module `binary`, compiled and instantiated over
-        this engine's memory; each takes and returns Python numbers."""
+        this engine's memory; each takes and returns Python numbers, and is recorded while
+        a capture runs."""
+        return {name: self._recorded(export) for name, export in self._instantiate(binary).items()}
+
+    def _recorded(self, export: Export) -> Export:
+        def call(*args: int | float) -> int | float | None:
+            if self.recording is not None:
+                self.recording.append((export, args))
+            return export(*args)
+        return call
+
+    def read(self, address: int, nbytes: int) -> bytes:
+        """A copy of `nbytes` bytes of the memory from `address` (none while a capture runs:
+        `CaptureError`)."""
+        if self.recording is not None:
+            raise CaptureError("the captured function read a value back (.item(), .tolist(), "
+                               "an index check...): what its kernels compute would then "
+                               "depend on data, and a replay cannot; read its results after")
+        return self._read(address, nbytes)
+
+    def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+        """Copy `data` into the memory at `address` (recorded while a capture runs)."""
+        if self.recording is not None:
+            self.recording.append((address, bytes(data)))
+        self._write(address, data)
+
+    def replayer(self, steps: Sequence[Step]) -> Callable[[], None]:
+        """A function that runs the recorded `steps` again, in order (engines with a cheaper
+        way than one call from Python per step have their own)."""
+        def replay() -> None:
+            with self.lock:
+                for first, second in steps:
+                    if isinstance(second, bytes):
+                        self._write(cast(int, first), second)
+                    else:
+                        cast(Export, first)(*second)
+        return replay
+
+    @abstractmethod
+    def _instantiate(self, binary: bytes) -> dict[str, Export]:
+        """The module's exports, unrecorded."""
 
     @abstractmethod
     def size(self) -> int:
@@ -46,11 +97,11 @@ class Engine(ABC):
         """Make the memory `pages` pages (64 KiB) larger."""
 
     @abstractmethod
-    def read(self, address: int, nbytes: int) -> bytes:
+    def _read(self, address: int, nbytes: int) -> bytes:
         """A copy of `nbytes` bytes of the memory from `address`."""
 
     @abstractmethod
-    def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+    def _write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         """Copy `data` into the memory at `address`."""
 
 

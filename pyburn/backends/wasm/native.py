@@ -30,7 +30,7 @@ class NativeEngine(Engine):
         self._memory = wasmtime.Memory(self._store,
                                        wasmtime.MemoryType(wasmtime.Limits(pages, None)))
 
-    def instantiate(self, binary: bytes) -> dict[str, Export]:
+    def _instantiate(self, binary: bytes) -> dict[str, Export]:
         with self.lock:
             module = self._wasmtime.Module(self._engine, binary)
             instance = self._wasmtime.Instance(self._store, module, [self._memory])
@@ -75,11 +75,11 @@ class NativeEngine(Engine):
         with self.lock:
             self._memory.grow(self._store, pages)
 
-    def read(self, address: int, nbytes: int) -> bytes:
+    def _read(self, address: int, nbytes: int) -> bytes:
         with self.lock:
             return bytes(self._memory.read(self._store, address, address + nbytes))
 
-    def write(self, address: int, data: bytes | bytearray | memoryview) -> None:
+    def _write(self, address: int, data: bytes | bytearray | memoryview) -> None:
         with self.lock:
             self._memory.write(self._store, bytes(data), address)
 

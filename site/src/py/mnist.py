@@ -12,11 +12,14 @@ from pyodide.http import pyfetch
 
 import pyburn
 from pyburn import store
+from pyburn.backends.wasm.capture import capture
 from pyburn.models import load_mnist
 from pyburn.nn import functional as F
 
 _weights = b""
 _models = {}
+#: on the wasm device, the forward pass captured once and replayed (one call into the engine)
+_captured = {}
 
 
 async def load(url):
@@ -39,8 +42,12 @@ async def predict(pixels, device):
 async def warm(device):
     """A prediction of a blank image on `device`, its result dropped: the model is built and
     its kernels compiled (WebGPU's pipelines) while the page loads, not at the first
-    drawing."""
-    await _forward(_model(device), memoryview(bytes(4 * 28 * 28)), device)
+    drawing; on wasm the forward pass is captured for replay."""
+    model = _model(device)
+    await _forward(model, memoryview(bytes(4 * 28 * 28)), device)
+    if device == "wasm":
+        blank = pyburn.zeros(1, 1, 28, 28, device=device)
+        _captured[device] = capture(lambda image: F.softmax(model(image), dim=1), blank)
 
 
 def _model(device):
@@ -54,4 +61,6 @@ async def _forward(model, pixels, device):
     with pyburn.no_grad():
         image = pyburn.tensor(pixels.cast("B"), shape=(1, 1, 28, 28), dtype="float32",
                               device=device)
+        if device in _captured:
+            return _captured[device](image).tolist()
         return await F.softmax(model(image), dim=1).tolist_async()

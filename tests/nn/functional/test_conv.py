@@ -7,9 +7,7 @@ import pytest
 import pyburn
 import pyburn.nn.functional as F
 
-from .helpers import PERMISSIVE, raises, torch
-
-TF = torch.nn.functional
+from .helpers import PERMISSIVE, TF, raises
 
 
 @pytest.mark.parametrize("shape", [(5,), (4, 5), (2, 3, 5), (0, 5)])

@@ -7,15 +7,12 @@ log_softmax the two agree, so the checks differentiate with respect to logits.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import pyburn
 import pyburn.nn.functional as F
 
-from .helpers import PERMISSIVE, raises, torch
-
-TF = torch.nn.functional
+from .helpers import PERMISSIVE, TF, raises
 
 
 def _pyburn_ctc(logits, *args, **kwargs):
@@ -39,20 +36,20 @@ def test_ctc_padded_targets(ref, reduction, blank):
 def test_ctc_concatenated_targets(ref, reduction):
     lengths = [2, 0, 3]
     targets = ref.ints(sum(lengths), low=1, high=5)
-    ref.check(_pyburn_ctc, _torch_ctc, ref.floats(6, 3, 5), targets, np.array([6, 4, 5]),
-              np.array(lengths), reduction=reduction, tol=PERMISSIVE)
+    ref.check(_pyburn_ctc, _torch_ctc, ref.floats(6, 3, 5), targets, ref.tensor([6, 4, 5]),
+              ref.tensor(lengths), reduction=reduction, tol=PERMISSIVE)
 
 
 def test_ctc_unbatched(ref):
     ref.check(_pyburn_ctc, _torch_ctc, ref.floats(7, 4), ref.ints(3, low=1, high=4),
-              np.array(7), np.array(3),
+              ref.tensor(7), ref.tensor(3),
               reduction="sum", tol=PERMISSIVE)
 
 
 @pytest.mark.parametrize("zero_infinity", [False, True])
 def test_ctc_impossible_alignment(ref, zero_infinity):
     """Three labels with a repeat need at least four steps: two steps give inf."""
-    targets = np.array([[1, 1, 2], [2, 3, 0]])
+    targets = ref.tensor([[1, 1, 2], [2, 3, 0]])
     ref.check(_pyburn_ctc, _torch_ctc, ref.floats(4, 2, 4), targets, [2, 4], [3, 2],
               reduction="none", zero_infinity=zero_infinity, tol=PERMISSIVE,
               grad=zero_infinity)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import pyburn.nn.functional as F
 
-from .helpers import torch
-
-TF = torch.nn.functional
+from .helpers import TF
 
 
 @pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
@@ -30,7 +27,12 @@ def test_cosine_similarity(ref, dim, shapes):
 
 
 def test_cosine_similarity_small_vectors(ref):
-    small = np.array([[1e-9, 0.0], [0.0, 0.0], [3.0, 4.0]], dtype=np.float32)
+    small = ref.tensor([[1e-9, 0.0], [0.0, 0.0], [3.0, 4.0]])
     ref.check(F.cosine_similarity, TF.cosine_similarity, small, ref.floats(3, 2), grad=False)
-    ref.check(F.cosine_similarity, TF.cosine_similarity, ref.floats(3, 2), ref.floats(3, 2),
-              eps=0.5)
+    # norms below eps: PyTorch clamps them outside autograd, so its gradient there is not
+    # that of its forward (pyburn's is): values only
+    ref.check(F.cosine_similarity, TF.cosine_similarity, ref.floats(3, 2, low=-0.3, high=0.3),
+              ref.floats(3, 2), eps=0.5, grad=False)
+    # every norm above eps: values and gradients
+    ref.check(F.cosine_similarity, TF.cosine_similarity, ref.floats(3, 2, low=0.4, high=2),
+              ref.floats(3, 2, low=-2, high=-0.4), eps=0.5)

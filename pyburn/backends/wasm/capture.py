@@ -1,0 +1,124 @@
+"""Capture on the wasm device: the kernels a function launches, recorded once and run again
+on new input values, as a CUDA graph is. A forward pass of a small model is dozens of
+kernels, each a call from Python into the engine (about 10 us through Pyodide's proxies)
+after the tensor layer's own Python; its replay is one call (on the page's engine, one
+JavaScript function that runs every recorded step), and only the kernels' time is left.
+
+>>> import pyburn
+>>> from pyburn.backends.wasm.capture import capture
+>>> x = pyburn.tensor([[1.0, -2.0, 3.0]], device="wasm")     # doctest: +SKIP
+>>> double_relu = capture(lambda t: (t * 2).relu(), x)        # doctest: +SKIP
+>>> double_relu(pyburn.tensor([[-1.0, 4.0, 0.5]], device="wasm")).tolist()  # doctest: +SKIP
+[[0.0, 8.0, 1.0]]
+
+What a replay runs is what the function did at capture: the same kernels on the same
+buffers, with the new inputs copied into the capture's. So the function must launch the
+same kernels whatever its inputs' values (no value read back while it runs: that raises
+`CaptureError`), and the tensors it reads besides its inputs (a model's weights) must stay
+where they were: keep them alive, and capture again after replacing them (``load_state_dict``
+does). Every buffer allocated while the function runs, and every buffer given back to the
+pool meanwhile (what a pending computation read, say), is held by the capture until it is
+dropped, so nothing else is handed one that a replay writes or reads. A replay's results
+are copies, new tensors each time.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, cast
+
+from ..._tensor import Tensor, wrap
+from ...tape import no_grad
+from .backend import WasmBackend, WasmTensor
+from .engine import CaptureError, Step
+
+
+class Captured:
+    """A function's kernels on the wasm device, recorded for inputs of given shapes and
+    dtypes; called with tensors like those, it returns what the function returned (a tensor
+    or a tuple of them), computed by one replay."""
+
+    def __init__(self, device: Any, plain: WasmBackend, inputs: list[WasmTensor],
+                 outputs: list[WasmTensor], steps: list[Step], held: list,
+                 single: bool):
+        self.device = device
+        self._plain = plain
+        self._inputs = inputs
+        self._outputs = outputs
+        self._single = single
+        self.steps = len(steps)
+        self._replay = plain.engine.replayer(steps)
+        # the buffers the capture keeps: its storages, and those it kept out of the pool
+        weakref.finalize(self, plain.pool.give_back, held)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{x.dtype.name}{list(x.shape)}" for x in self._inputs)
+        return f"Captured({shapes} -> {len(self._outputs)} output(s), {self.steps} steps)"
+
+    def __call__(self, *inputs: Tensor) -> Tensor | tuple[Tensor, ...]:
+        """The function's results for `inputs`, by one replay of its kernels."""
+        if len(inputs) != len(self._inputs):
+            raise CaptureError(f"captured with {len(self._inputs)} input(s), called with "
+                               f"{len(inputs)}")
+        backend = self.device.backend
+        for k, (given, slot) in enumerate(zip(inputs, self._inputs)):
+            if not isinstance(given, Tensor) or given.device.plain() != self.device:
+                raise CaptureError(f"input {k}: expected a tensor on {self.device}, got "
+                                   f"{given!r:.80}")
+            if given.shape != slot.shape or given.dtype is not slot.dtype:
+                raise CaptureError(f"input {k}: captured for {slot.dtype.name}"
+                                   f"{list(slot.shape)}, got {given.dtype.name}"
+                                   f"{list(given.shape)}")
+            self._plain.copy(slot, backend.ready(given._h))
+        self._replay()
+        results = []
+        for out in self._outputs:
+            copy = self._plain.empty(out.shape, out.dtype)
+            self._plain.copy(copy, out)
+            results.append(wrap(copy, out.shape, out.dtype, self.device))
+        return results[0] if self._single else tuple(results)
+
+
+def capture(fn: Callable[..., Any], *examples: Tensor) -> Captured:
+    """`fn`'s kernels on `examples` (tensors on the wasm device), recorded for replay on
+    inputs of the same shapes and dtypes; runs `fn` once, without autodiff."""
+    if not examples or not all(isinstance(x, Tensor) for x in examples):
+        raise CaptureError("capture takes the function and one example tensor per input")
+    device = examples[0].device.plain()
+    if device.backend.name != "wasm" or any(x.device.plain() != device for x in examples):
+        raise CaptureError(f"capture records the wasm device's kernels; the examples are on "
+                           f"{', '.join(sorted({str(x.device) for x in examples}))}")
+    backend = device.backend
+    plain = cast(WasmBackend, getattr(backend, "inner", backend))
+    engine, pool = plain.engine, plain.pool
+    held: list = []
+    steps: list[Step] = []
+    with engine.lock:
+        if engine.recording is not None:
+            raise CaptureError("a capture is already running")
+        # buffers of the capture's own for the inputs, which each replay first fills
+        inputs = [_copied(plain, backend.ready(x._h)) for x in examples]
+        pool.held, engine.recording = held, steps
+        try:
+            with no_grad():
+                result = fn(*(wrap(x, x.shape, x.dtype, device) for x in inputs))
+                single = isinstance(result, Tensor)
+                found = [result] if single else list(result)
+                if not all(isinstance(t, Tensor) for t in found):
+                    raise CaptureError("the captured function must return a tensor or a "
+                                       "tuple of tensors")
+                outputs = [plain.contiguous(backend.ready(t._h)) for t in found]
+        finally:
+            pool.held, engine.recording = None, None
+    return Captured(device, plain, inputs, outputs, steps, held, single)
+
+
+def _copied(plain: WasmBackend, x: WasmTensor) -> WasmTensor:
+    """A contiguous buffer of the capture's own holding `x`'s elements."""
+    out = plain.empty(x.shape, x.dtype)
+    plain.copy(out, x)
+    return out
+
+
+__all__ = ["CaptureError", "Captured", "capture"]
