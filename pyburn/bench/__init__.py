@@ -1,7 +1,7 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
-store, onnx, gpu, kernel, remote, web); each holds a ``BENCHMARKS`` tuple whose entries are
+store, onnx, gpu, kernel, remote, wasm, web); each holds a ``BENCHMARKS`` tuple whose entries are
 named ``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
 pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
 target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
@@ -32,6 +32,7 @@ from . import (
     remote,
     store,
     train,
+    wasm,
     web,
 )
 from .report import Report, Row, Target
@@ -44,7 +45,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
                                      + train.BENCHMARKS + store.BENCHMARKS + onnx.BENCHMARKS
                                      + gpu.BENCHMARKS + kernel.BENCHMARKS
-                                     + remote.BENCHMARKS
+                                     + remote.BENCHMARKS + wasm.BENCHMARKS
                                      + web.BENCHMARKS)
 
 _EPILOG = """\

@@ -53,7 +53,7 @@ def test_every_family_is_selectable_and_listed(capsys):
     families = {b.family for b in bench.BENCHMARKS}
     assert families == {"matmul", "overhead", "elementwise", "reduction", "conv",
                         "autodiff", "train", "store", "onnx", "gpu", "kernel", "remote",
-                        "web"}
+                        "wasm", "web"}
     for family in families:
         assert {b.family for b in bench.select([family])} == {family}
     assert bench.select([]) == list(bench.BENCHMARKS)
