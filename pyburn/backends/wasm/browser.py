@@ -10,13 +10,18 @@ from typing import Any
 
 from .engine import Engine, Export, Step, simd_probe
 
-#: the JavaScript of a replay: the steps of a recording run in one call from Python
+#: the JavaScript of a replay: the inputs copied in, the steps of a recording run and the
+#: results copied out, in one call from Python (see `Engine.replayer`)
 _REPLAY = """
-return () => {
+return (...addresses) => {
+  const bytes = () => new Uint8Array(memory.buffer);
+  slots.forEach(([slot, n], k) => bytes().copyWithin(slot, addresses[k], addresses[k] + n));
   for (const [what, value] of steps) {
     if (typeof what === "number") new Uint8Array(memory.buffer, what, value.length).set(value);
     else what(...value);
   }
+  const targets = addresses.slice(slots.length);
+  results.forEach(([at, n], k) => bytes().copyWithin(targets[k], at, at + n));
 };"""
 
 
@@ -63,17 +68,20 @@ class BrowserEngine(Engine):
         return {entry.name: getattr(instance.exports, entry.name)
                 for entry in wasm.Module.exports(module)}
 
-    def replayer(self, steps: Sequence[Step]) -> Callable[[], None]:
-        """The steps as one JavaScript function: a replay crosses from Python once."""
+    def replayer(self, steps: Sequence[Step], slots: Sequence[tuple[int, int]],
+                 results: Sequence[tuple[int, int]]) -> Callable[..., None]:
+        """One JavaScript function: a replay crosses from Python once."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]  # optional: Pyodide only
 
         listed = to_js([[first, _bytes(second) if isinstance(second, bytes)
                          else to_js(list(second))] for first, second in steps])
-        run = self._js.Function.new("steps", "memory", _REPLAY)(listed, self._memory)
+        run = self._js.Function.new("steps", "slots", "results", "memory", _REPLAY)(
+            listed, to_js([list(s) for s in slots]), to_js([list(r) for r in results]),
+            self._memory)
 
-        def replay() -> None:
+        def replay(*addresses: int) -> None:
             with self.lock:
-                run()
+                run(*addresses)
         return replay
 
     def size(self) -> int:

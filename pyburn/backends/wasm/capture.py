@@ -48,7 +48,8 @@ class Captured:
         self._outputs = outputs
         self._single = single
         self.steps = len(steps)
-        self._replay = plain.engine.replayer(steps)
+        self._replay = plain.engine.replayer(steps, [_span(x) for x in inputs],
+                                             [_span(x) for x in outputs])
         # the buffers the capture keeps: its storages, and those it kept out of the pool
         weakref.finalize(self, plain.pool.give_back, held)
 
@@ -57,11 +58,13 @@ class Captured:
         return f"Captured({shapes} -> {len(self._outputs)} output(s), {self.steps} steps)"
 
     def __call__(self, *inputs: Tensor) -> Tensor | tuple[Tensor, ...]:
-        """The function's results for `inputs`, by one replay of its kernels."""
+        """The function's results for `inputs`, by one replay of its kernels (which copies the
+        inputs in and the results out, in the same call)."""
         if len(inputs) != len(self._inputs):
             raise CaptureError(f"captured with {len(self._inputs)} input(s), called with "
                                f"{len(inputs)}")
         backend = self.device.backend
+        sources = []
         for k, (given, slot) in enumerate(zip(inputs, self._inputs)):
             if not isinstance(given, Tensor) or given.device.plain() != self.device:
                 raise CaptureError(f"input {k}: expected a tensor on {self.device}, got "
@@ -70,14 +73,11 @@ class Captured:
                 raise CaptureError(f"input {k}: captured for {slot.dtype.name}"
                                    f"{list(slot.shape)}, got {given.dtype.name}"
                                    f"{list(given.shape)}")
-            self._plain.copy(slot, backend.ready(given._h))
-        self._replay()
-        results = []
-        for out in self._outputs:
-            copy = self._plain.empty(out.shape, out.dtype)
-            self._plain.copy(copy, out)
-            results.append(wrap(copy, out.shape, out.dtype, self.device))
-        return results[0] if self._single else tuple(results)
+            sources.append(self._plain.contiguous(backend.ready(given._h)))
+        targets = [self._plain.empty(out.shape, out.dtype) for out in self._outputs]
+        self._replay(*(x.address for x in sources), *(t.address for t in targets))
+        results = tuple(wrap(t, t.shape, t.dtype, self.device) for t in targets)
+        return results[0] if self._single else results
 
 
 def capture(fn: Callable[..., Any], *examples: Tensor) -> Captured:
@@ -112,6 +112,11 @@ def capture(fn: Callable[..., Any], *examples: Tensor) -> Captured:
         finally:
             pool.held, engine.recording = None, None
     return Captured(device, plain, inputs, outputs, steps, held, single)
+
+
+def _span(x: WasmTensor) -> tuple[int, int]:
+    """Where a contiguous tensor's elements are: (address, bytes)."""
+    return x.address, x.numel * x.size
 
 
 def _copied(plain: WasmBackend, x: WasmTensor) -> WasmTensor:

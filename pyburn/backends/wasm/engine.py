@@ -72,16 +72,24 @@ class Engine(ABC):
             self.recording.append((address, bytes(data)))
         self._write(address, data)
 
-    def replayer(self, steps: Sequence[Step]) -> Callable[[], None]:
-        """A function that runs the recorded `steps` again, in order (engines with a cheaper
-        way than one call from Python per step have their own)."""
-        def replay() -> None:
+    def replayer(self, steps: Sequence[Step], slots: Sequence[tuple[int, int]],
+                 results: Sequence[tuple[int, int]]) -> Callable[..., None]:
+        """``replay(*sources, *targets)``: the bytes at each source address copied into its
+        slot (address, bytes), the recorded `steps` run again in order, and each result
+        (address, bytes) copied to its target address (engines with a cheaper way than a
+        call from Python per step have their own)."""
+        def replay(*addresses: int) -> None:
+            sources, targets = addresses[:len(slots)], addresses[len(slots):]
             with self.lock:
+                for (slot, nbytes), source in zip(slots, sources):
+                    self._write(slot, self._read(source, nbytes))
                 for first, second in steps:
                     if isinstance(second, bytes):
                         self._write(cast(int, first), second)
                     else:
                         cast(Export, first)(*second)
+                for (result, nbytes), target in zip(results, targets):
+                    self._write(target, self._read(result, nbytes))
         return replay
 
     @abstractmethod
