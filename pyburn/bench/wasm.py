@@ -51,9 +51,9 @@ def _fusion_rows(settings: Settings) -> list[Row]:
 
 
 def _capture_rows(settings: Settings) -> list[Row]:
-    from ..backends.wasm.capture import capture
+    from ..backends.wasm.capture import capture  # import time: for this row only
     from ..models.mnist import MnistCNN  # import time: the model zoo, for this row only
-    from ..nn import functional as F
+    from ..nn import functional as F  # import time: for this row only
 
     model = MnistCNN(device="wasm")
     model.eval()

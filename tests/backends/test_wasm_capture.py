@@ -7,6 +7,7 @@ Pyodide, where the replay is one JavaScript function."""
 from __future__ import annotations
 
 import random
+import struct
 
 import pytest
 
@@ -55,6 +56,17 @@ def test_results_are_new_tensors_and_several_outputs_come_back_as_a_tuple(dev):
     assert first.tolist() == [[2.0, 0.0, 6.0]] and total.tolist() == [2.0]
     assert again.tolist() == [[0.0, 8.0, 1.0]]
     assert first.tolist() == [[2.0, 0.0, 6.0]]  # the later replay left it alone
+
+
+def test_raw_takes_and_gives_the_elements_bytes(dev):
+    x = pyburn.tensor([[1.0, -2.0, 3.0]], device=dev)
+    run = capture(lambda t: ((t * 2).relu(), t.sum(1).int()), x)
+    doubled, total = run.raw(struct.pack("<3f", -1.0, 4.0, 0.5))
+    assert struct.unpack("<3f", doubled) == (0.0, 8.0, 1.0)
+    assert struct.unpack("<i", total) == (3,)
+    assert run(x)[0].tolist() == [[2.0, 0.0, 6.0]]  # and the tensors' way still works
+    with pytest.raises(CaptureError, match="bytes"):
+        run.raw(struct.pack("<2f", 1.0, 2.0))
 
 
 def test_no_buffer_a_replay_writes_is_handed_out_again(dev):
