@@ -31,8 +31,9 @@ class Limits:
     """What one session may use: the bytes of tensor memory it holds, the largest frame
     (bytes), the most tensors it holds at once, the most graphs it registers and tasks in
     one graph, the most frames received and not yet run (with the tasks per graph, this
-    bounds its pending ops), and how long it may stay silent (seconds) before the server
-    closes it."""
+    bounds its pending ops), how long it may stay silent (seconds) before the server
+    closes it, and how long (seconds) the opening handshake (TLS, the HTTP upgrade) and
+    then the client's hello may take."""
 
     memory_bytes: int = 4 << 30
     frame_bytes: int = 256 << 20
@@ -41,6 +42,9 @@ class Limits:
     graph_tasks: int = 4096
     queued_frames: int = 16
     idle_seconds: float = 600.0
+    # (websockets' own default is 10 s; on a machine loaded by a test run on every core a
+    # wss:// handshake once went unanswered, which a longer bound makes less likely)
+    open_seconds: float = 30.0
     hello_seconds: float = 10.0
 
 
@@ -530,6 +534,7 @@ class Server:
                                     "'pyburn[remote]'") from None
         with serve(self.handle, host, port, max_size=self.limits.frame_bytes,
                    max_queue=self.limits.queued_frames, compression=None, ssl=tls,
+                   open_timeout=self.limits.open_seconds,
                    origins=[None, *self.origins]) as server:  # type: ignore[list-item]
             if ready is not None:
                 ready(server.socket.getsockname()[1])
