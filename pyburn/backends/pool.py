@@ -136,10 +136,11 @@ class BufferPool:
     def give_back(self, held: list[Any]) -> None:
         """Return to the pool the buffers that `held` (a list `held` filled) kept out of it
         (its storages go back as they are dropped)."""
-        for item in held:
-            if isinstance(item, tuple):
-                self._in_use += item[1]
-                self._release(*item)
+        with self._lock:
+            for item in held:
+                if isinstance(item, tuple):
+                    buffer, size = item
+                    self._free.setdefault(size, []).append(buffer)
 
     def trim(self) -> int:
         """Free every pooled buffer; returns the bytes freed."""

@@ -99,3 +99,22 @@ def slabs(out: Any, xs: Sequence[Any], axis: int) -> Iterator[tuple[Any, Any]]:
     for x in xs:
         yield out.view(x.shape, out.strides, out.offset + at * out.strides[axis]), x
         at += x.shape[axis]
+
+
+def coalesce(shape: Shape, strides: Sequence[Shape]) -> tuple[Shape, list[Shape]]:
+    """The same iteration with fewer dims: size-1 dims dropped, and neighbours merged where
+    every operand steps through them as through one dim (contiguous runs become one)."""
+    dims: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        if dims and all(m[-1] == s[d] * size for m, s in zip(merged, strides)):
+            dims[-1] *= size
+            for m, s in zip(merged, strides):
+                m[-1] = s[d]
+            continue
+        dims.append(size)
+        for m, s in zip(merged, strides):
+            m.append(s[d])
+    return tuple(dims), [tuple(m) for m in merged]

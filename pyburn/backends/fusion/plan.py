@@ -19,6 +19,7 @@ by that tensor's kernel.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -39,7 +40,7 @@ class First(Exception):
         self.tensor = tensor
 
 
-class Walk:
+class Walk(ABC):
     """One walk of a graph in the iteration space `shape` (its root's). Values are named
     ``<prefix>v<n>``; the value of `anchor`, when given, is `ANCHOR` (an epilogue's walk),
     and any other anchor met must be computed first."""
@@ -65,17 +66,19 @@ class Walk:
         self._tainted = {self.ANCHOR}
 
     # ---- what a code generator provides ---------------------------------------------------
+    @abstractmethod
     def read(self, value: Any, chain: Chain) -> str:
         """The name of computed tensor `value` read through the views `chain`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def emit(self, var: str, t: LazyTensor, names: list[str]) -> None:
         """The code computing elementwise step `t` into `var` from its arguments' names."""
-        raise NotImplementedError
 
     def full(self, t: LazyTensor) -> str:
-        """The name of a `FULL` leaf's number (backends that record them)."""
-        raise NotImplementedError
+        """The name of a `FULL` leaf's number; only a backend whose recorder makes such
+        leaves (wasm's) has a walk that meets one."""
+        raise TypeError(f"{type(self).__name__} reads no number without a buffer (a full): "
+                        "its recorder makes none")
 
     def input(self, value: Any, chain: Chain) -> tuple[int, bool]:
         """The number of computed tensor `value`, read through the views `chain`, among the

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,7 +35,7 @@ from .lazy import ANCHORS, CONSTANTS, VIEWS, Handle, LazyTensor, Node, unit_stri
 _ANCHOR_IDS = itertools.count()
 
 
-class LazyBackend(Backend):
+class LazyBackend(Backend, ABC):
     """A backend whose elementwise ops are recorded and computed together, on demand."""
 
     #: most steps one generated kernel computes; a longer chain is cut into several kernels
@@ -71,10 +72,10 @@ class LazyBackend(Backend):
         return forwarded
 
     # ---- what a subclass provides ---------------------------------------------------------
+    @abstractmethod
     def materialize(self, t: LazyTensor) -> Any:
         """Compute pending `t` (one kernel, after what it needs computed first), make it
         ready, and return its value."""
-        raise NotImplementedError
 
     def is_constant(self, value: Any) -> bool:
         """Whether a computed tensor is a number the host knows (a kernel reads it from its
@@ -82,9 +83,9 @@ class LazyBackend(Backend):
         return False
 
     @property
+    @abstractmethod
     def max_reads(self) -> int:
         """The most distinct reads a recorded graph may make (`Node.reads`)."""
-        raise NotImplementedError
 
     def read_hooks(self) -> list[ReadHook] | None:
         """The wrapped backend's."""
@@ -114,12 +115,11 @@ class LazyBackend(Backend):
     def _eager(self, x: Any) -> bool:
         """Whether an elementwise step over `x` (its result has `x`'s elements) runs at once
         (`eager_below`)."""
-        return bool(self.eager_below) and self._small(x.tensor.shape if type(x) is Handle
-                                                      else x.shape)
+        return self._small(x.tensor.shape if type(x) is Handle else x.shape)
 
     def _small(self, shape: Shape) -> bool:
-        """Whether a step making `shape` runs at once."""
-        return math.prod(shape) < self.eager_below
+        """Whether a step making `shape` runs at once (never where `eager_below` is 0)."""
+        return self.eager_below > 0 and math.prod(shape) < self.eager_below
 
     @staticmethod
     def _handle(t: LazyTensor) -> Any:
@@ -196,8 +196,6 @@ class LazyBackend(Backend):
 
     def binary(self, op: str, a: Any, b: Any, out: DType) -> Any:
         """Record ``BINARY[op]``."""
-        if type(a) is not Handle and type(b) is not Handle and self._small(a.shape):
-            return self.inner.binary(op, a, b, out)  # (the common case, first)
         if self._eager(a):
             return self.inner.binary(op, self.ready(a), self.ready(b), out)
         ta = self._lazy(a)

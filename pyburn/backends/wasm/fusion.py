@@ -36,7 +36,7 @@ from ..fusion import plan
 from ..fusion.lazy import CONSTANTS, FULL, LazyTensor, Node
 from ..fusion.plan import Chain, CodeCache, Walk, held_first, held_stored, largest_pending
 from ..fusion.recorder import LazyBackend
-from ..strided import Shape
+from ..strided import Shape, coalesce
 from . import elementwise
 from .assemble import Function, Module
 from .backend import WasmBackend, WasmTensor, f32_bits
@@ -127,24 +127,12 @@ class _MapWalk(Walk):
 SPLAT, CONTIGUOUS, STRIDED = "s", "c", "d"
 
 
-def _layout(shape: Shape, strides: list[Shape]) -> tuple[list[int], list[list[int]]]:
-    """The dims of `shape` merged where every read allows (size-1 dims dropped), innermost
+def _layout(shape: Shape, strides: list[Shape]) -> tuple[Shape, list[Shape]]:
+    """The dims of `shape` merged where every read allows (`strided.coalesce`), innermost
     last: (sizes, each read's strides over them), at least one dim."""
-    sizes: list[int] = []
-    merged: list[list[int]] = [[] for _ in strides]
-    for axis, size in enumerate(shape):
-        if size == 1:
-            continue
-        if sizes and all(m[-1] == s[axis] * size for m, s in zip(merged, strides)):
-            sizes[-1] *= size
-            for m, s in zip(merged, strides):
-                m[-1] = s[axis]
-            continue
-        sizes.append(size)
-        for m, s in zip(merged, strides):
-            m.append(s[axis])
+    sizes, merged = coalesce(shape, strides)
     if not sizes:
-        return [1], [[0] for _ in strides]
+        return (1,), [(0,) for _ in strides]
     return sizes, merged
 
 

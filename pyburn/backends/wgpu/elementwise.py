@@ -15,9 +15,10 @@ from itertools import chain
 
 from ...dtypes import DType, bool_
 from ...ops.elementwise import BINARY, UNARY, ElementwiseOp
+from ..strided import coalesce
 from .handle import GpuTensor
 from .kinds import Kind
-from .launch import Gpu, Operand, coalesce
+from .launch import Gpu, Operand
 from .templates import fill, render
 
 WORKGROUP = 256

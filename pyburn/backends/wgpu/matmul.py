@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ..strided import coalesce
 from .creation import full
 from .elementwise import ANCHOR, Epilogue, apply_epilogue, binary, copy_into, declare, indent
 from .handle import GpuTensor
-from .launch import Box, Gpu, Operand, coalesce, loop_budget
+from .launch import Box, Gpu, Operand, loop_budget
 from .templates import render
 
 

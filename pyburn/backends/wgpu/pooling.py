@@ -15,8 +15,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from ...dtypes import int32
+from ..strided import coalesce
 from .handle import GpuTensor
-from .launch import Box, Gpu, Operand, coalesce, loop_budget
+from .launch import Box, Gpu, Operand, loop_budget
 from .templates import render
 from .windows import SPATIAL, span, spatial, unflipped
 

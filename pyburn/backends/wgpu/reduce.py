@@ -35,6 +35,7 @@ from ...dtypes import DType, bool_, int32
 from ...errors import ArgumentError
 from ...ops.elementwise import BINARY
 from ...ops.reducers import REDUCTIONS
+from ..strided import coalesce
 from .creation import arange, full
 from .elementwise import (
     ANCHOR,
@@ -53,7 +54,7 @@ from .elementwise import (
 )
 from .handle import GpuTensor, Shape
 from .kinds import Kind, kind_of
-from .launch import Box, Gpu, Operand, coalesce, loop_budget
+from .launch import Box, Gpu, Operand, loop_budget
 from .movement import cat, expand, slice_
 from .templates import HELPER_LOOP, fill, helper_loops, render
 

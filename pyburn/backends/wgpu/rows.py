@@ -24,10 +24,11 @@ import struct
 
 from ...dtypes import bool_
 from ...shape import contiguous_strides
+from ..strided import coalesce
 from .creation import full
 from .elementwise import binary, contiguous, unary, where
 from .handle import GpuTensor
-from .launch import Gpu, Operand, coalesce, loop_budget
+from .launch import Gpu, Operand, loop_budget
 from .movement import expand
 from .reduce import reduce
 from .templates import render

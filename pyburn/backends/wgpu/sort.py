@@ -13,8 +13,9 @@ from dataclasses import replace
 
 from ...dtypes import int32
 from ...shape import contiguous_strides
+from ..strided import coalesce
 from .handle import GpuTensor
-from .launch import Gpu, Operand, coalesce
+from .launch import Gpu, Operand
 from .templates import render
 
 WORKGROUP = 256
