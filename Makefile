@@ -25,19 +25,19 @@ PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py tests/nn/functional
 WHEEL_INPUTS := pyproject.toml README.md \
 	$(shell find pyburn -not -path '*/__pycache__*' 2>/dev/null)
 
-# The static site (site/dist): its sources, the wheel, Pyodide with micropip, and the demo
-# weights: those of `make demo` when it has run, else a quick model trained here (one epoch on
-# 12,000 images, about 96% test accuracy, under a minute).
-MICROPIP := build/micropip/micropip-0.11.1-py3-none-any.whl
+# The static site (site/dist): its sources, pyburn (the wheel byte-compiled by Pyodide, which
+# imports 0.7 s faster), Pyodide, and the demo weights: those of `make demo` when it has run,
+# else a quick model trained here (one epoch on 12,000 images, about 96% test accuracy, under
+# a minute). site/build.py shares `pyburn web build`'s pieces (pyburn/web).
 QUICK_WEIGHTS := build/mnist-quick.safetensors
 SITE_WEIGHTS := $(or $(wildcard artifacts/mnist.safetensors),$(QUICK_WEIGHTS))
-SITE_INPUTS := site/build.py $(shell find site/src web -type f 2>/dev/null)
+SITE_INPUTS := site/build.py $(shell find site/src -type f 2>/dev/null)
 SITE_STAMP := site/dist/.built
-# the wheel the site serves: pip's, byte-compiled by Pyodide (imports 0.7 s faster)
-SITE_WHEEL_STAMP := build/site-wheel/.built
 # the Pyodide the site serves: npm's package (no numpy); a full distribution with numpy's wheel
 # (make site PYODIDE_DIST=/path/to/pyodide) makes the pages offer the cpu device too
 PYODIDE_DIST ?= node_modules/pyodide
+# The npm package of the loader (make npm): pyburn-web-VERSION.tgz, with the wheel inside.
+NPM_PACKAGE_STAMP := build/npm/.built
 
 DEV_STAMP := $(VENV)/.installed-dev
 NUMPY_STAMP := $(VENV)/.installed-numpy
@@ -70,7 +70,7 @@ CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chro
 SYSTEM_DEPS = CHROMIUM=$(CHROMIUM) $(PYTHON) scripts/system_deps.py
 
 .PHONY: help test demo lint typecheck test-desktop test-doctests test-pyodide test-e2e test-browser-conformance bench \
-	bench-pyodide wheel site clean system-deps setup-python setup-pyodide
+	bench-pyodide wheel site npm clean system-deps setup-python setup-pyodide
 .DELETE_ON_ERROR:
 
 help:
@@ -96,7 +96,9 @@ help:
 	@echo "make bench-pyodide the flex matmul benchmark inside Pyodide (BENCH=... for others)"
 	@echo "make wheel         build build/dist/pyburn-*.whl"
 	@echo "make site          build the static demo site into site/dist (serve it with any"
-	@echo "                   static server, e.g. python3 -m http.server -d site/dist)"
+	@echo "                   static server, e.g. pyburn web serve site/dist)"
+	@echo "make npm           pack the page loader as build/npm/pyburn-web-*.tgz (the wheel"
+	@echo "                   and an esbuild/Vite plugin inside; npm install ./pyburn-web-*.tgz)"
 	@echo "make clean         remove .venv, node_modules, build and site/dist"
 
 # Every stage in turn, each timed, with a closing table of what ran and what was skipped
@@ -146,7 +148,7 @@ test-pyodide: $(PYODIDE_INPUTS)
 	$(PYODIDE)
 	node tests/pyodide/run.mjs $(PYODIDE_WASM_TESTS) -k wasm
 
-test-e2e: $(DEV_STAMP) $(SITE_STAMP)
+test-e2e: $(DEV_STAMP) $(SITE_STAMP) $(NPM_PACKAGE_STAMP)
 	@$(SYSTEM_DEPS) browser
 	$(CHROMIUM_CHECK)
 	$(E2E)
@@ -168,6 +170,8 @@ bench-pyodide: $(NPM_STAMP) $(WHEEL_STAMP)
 wheel: $(WHEEL_STAMP)
 
 site: $(SITE_STAMP)
+
+npm: $(NPM_PACKAGE_STAMP)
 
 clean:
 	rm -rf $(VENV) node_modules build site/dist
@@ -199,21 +203,16 @@ $(WHEEL_STAMP): $(WHEEL_INPUTS) | $(BIN)/python
 	$(PIP) wheel --no-deps -w $(@D) .
 	touch $@
 
-# micropip for Pyodide's Python (3.14): plain `pip download` refuses it on an older Python.
-$(MICROPIP): | $(BIN)/python
-	$(PIP) download --no-deps --python-version 3.14 --only-binary=:all: -d $(@D) micropip==0.11.1
-
 $(QUICK_WEIGHTS): | $(DEV_STAMP)
 	OPENBLAS_NUM_THREADS=$(DEMO_BLAS_THREADS) $(BIN)/pyburn train mnist --model cnn --epochs 1 \
 		--limit 12000 --device cpu --out $@
 
-$(SITE_WHEEL_STAMP): $(WHEEL_STAMP) $(NPM_STAMP) site/compile_wheel.mjs
-	rm -rf $(@D)
-	node site/compile_wheel.mjs $(wildcard build/dist/pyburn-*.whl) $(@D)
+$(SITE_STAMP): $(SITE_INPUTS) $(WHEEL_INPUTS) $(NPM_STAMP) $(SITE_WEIGHTS) | $(DEV_STAMP)
+	$(BIN)/python site/build.py --weights $(SITE_WEIGHTS) --pyodide $(PYODIDE_DIST) \
+		--out site/dist
 	touch $@
 
-$(SITE_STAMP): $(SITE_INPUTS) $(SITE_WHEEL_STAMP) $(NPM_STAMP) $(MICROPIP) $(SITE_WEIGHTS) \
-		| $(DEV_STAMP)
-	$(BIN)/python site/build.py --wheel-dir $(dir $(SITE_WHEEL_STAMP)) --micropip $(MICROPIP) \
-		--weights $(SITE_WEIGHTS) --pyodide $(PYODIDE_DIST) --out site/dist
+$(NPM_PACKAGE_STAMP): $(WHEEL_INPUTS) $(NPM_STAMP) | $(DEV_STAMP)
+	rm -rf $(@D)
+	$(BIN)/python -m pyburn.web.npm --pyodide $(PYODIDE_DIST) --out $(@D)
 	touch $@

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from pyburn.bench.web import chromium
+from pyburn.web.serve import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site" / "dist"
@@ -28,10 +29,13 @@ FILES = ("tests/conftest.py", "tests/table_coverage.py", "tests/device_labels.py
 READY_MS = 120_000
 
 PYTEST = """
-import json, os, sys
-import micropip
+import io, json, os, site, sys, zipfile
+from pyodide.http import pyfetch
 
-await micropip.install([base + "pytest-wheels/" + name for name in wheels])
+# pure wheels: unpacked into site-packages, as the page's loader installs pyburn's
+for name in wheels:
+    data = await (await pyfetch(base + "pytest-wheels/" + name)).bytes()
+    zipfile.ZipFile(io.BytesIO(data)).extractall(site.getsitepackages()[0])
 for path, text in files.items():
     os.makedirs(os.path.dirname("/repo/" + path), exist_ok=True)
     with open("/repo/" + path, "w") as file:
@@ -55,7 +59,7 @@ def main(arguments: list[str]) -> int:
     files = {str(p.relative_to(ROOT)): p.read_text() for pattern in FILES
              for p in sorted(ROOT.glob(pattern))}
     wheels = sorted(p.name for p in WHEELS.glob("*.whl"))
-    with chromium.serve({"/": SITE, "/pytest-wheels/": WHEELS}) as base, \
+    with serving({"/": SITE, "/pytest-wheels/": WHEELS}) as base, \
             sync_playwright() as playwright:
         browser = chromium.launch(playwright)
         try:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from pyburn.bench.web import chromium
+from pyburn.web.serve import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site" / "dist"
@@ -37,7 +38,7 @@ def site_dir() -> Path:
 @pytest.fixture(scope="session")
 def site(site_dir: Path) -> Iterator[str]:
     """The base URL of site/dist, served on a free port of 127.0.0.1."""
-    with chromium.serve({"/": site_dir}) as base:
+    with serving({"/": site_dir}) as base:
         yield base
 
 

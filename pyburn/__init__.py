@@ -43,6 +43,7 @@ from .errors import (
     ReadbackError,
     RemoteError,
     ShapeError,
+    WebBuildError,
 )
 from .ops import indexing as _indexing  # noqa: F401  (installs Tensor methods)
 from .ops import linalg as _linalg  # noqa: F401

@@ -342,7 +342,7 @@ def wrap(handle: Any, shape: Shape, dtype: DType, device: Device) -> Tensor:
 
 
 #: the ONNX exporter's tracer while ``pyburn.onnx.export`` runs a forward pass, else None;
-#: `result` and ``Module.__call__`` report to it (pyburn/onnx/export/trace.py)
+#: `result` and ``Module.__call__`` report to it (pyburn/onnx/exporter/trace.py)
 _tracer: Any = None
 
 

@@ -87,6 +87,22 @@ def as_dtype(spec: object) -> DType:
     raise DTypeError(f"unknown dtype {spec!r}; pyburn has {', '.join(_BY_NAME)}")
 
 
+#: buffer-protocol format characters (struct's, which typed arrays arrive as) by dtype kind
+_FORMAT_KINDS = {"?": "b", "e": "f", "f": "f", "d": "f", **dict.fromkeys("bhilqn", "i"),
+                 **dict.fromkeys("BHILQN", "u")}
+
+
+def buffer_dtype(view: memoryview) -> DType:
+    """The dtype of a typed buffer's elements (a memoryview of format "f", "i", "B", ...: a
+    page's Float32Array, Int32Array, Uint8Array arrive in Python so)."""
+    kind = _FORMAT_KINDS.get(view.format.lstrip("<=@"))
+    for dtype in ALL_DTYPES:
+        if dtype.kind == kind and dtype.itemsize == view.itemsize:
+            return dtype
+    raise DTypeError(f"pyburn has no dtype for buffers of format {view.format!r} "
+                     f"({view.itemsize}-byte elements); it has {', '.join(_BY_NAME)}")
+
+
 def promote(a: DType, b: DType) -> DType:
     """The dtype of a binary op between tensors of dtypes `a` and `b`."""
     if a is b:

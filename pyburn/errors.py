@@ -52,3 +52,8 @@ class MissingExtraError(PyburnError, ImportError):
 
 class RemoteError(PyburnError, RuntimeError):
     """A remote device's server refused a request, failed running it, or went away."""
+
+
+class WebBuildError(PyburnError, ValueError):
+    """`pyburn web build` refused an app: a missing entry point, an asset outside the app or
+    unreadable, or a tool the build needs (npm, Node.js) that is not installed."""

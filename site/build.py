@@ -1,69 +1,31 @@
-"""Builds the static site into site/dist: the pages, the web loader, Pyodide, micropip, the
-pyburn wheel (byte-compiled by compile_wheel.mjs), the demo weights and an MNIST subset.
-`make site` runs it with the inputs it prepared; the result works from any static file
-server, offline.
+"""Builds the static site into site/dist: the pages, the web loader, Pyodide, the pyburn wheel
+(all of pyburn, byte-compiled), the demo weights and an MNIST subset. `make site` runs it; the
+result works from any static file server, offline. It shares `pyburn web build`'s pieces
+(pyburn/web): the same Pyodide copy, wheel and precompressed files.
 
-    python site/build.py --wheel-dir build/site-wheel \\
-        --micropip build/micropip/micropip-0.11.1-py3-none-any.whl \\
-        --weights artifacts/mnist.safetensors --out site/dist
-
-Pyodide's lock file records the sha256 of the micropip wheel on its CDN; the copy PyPI serves
-(the one `make` downloads) differs, and the browser refuses a package whose hash does not
-match, so the served copy of the lock carries the hash of the wheel actually served.
+    python site/build.py --weights artifacts/mnist.safetensors --out site/dist
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
+
+from pyburn.web import compress, pyodide
+from pyburn.web.build import LOADER_FILES, MANIFEST, RUNTIME
+from pyburn.web.wheel import browser_files, write_wheel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-#: what Pyodide fetches at start-up (pyodide.mjs imports pyodide.asm.mjs)
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
-WEB_FILES = ("pyburn.js", "session.js", "worker.js")
 #: packages a full Pyodide distribution may add to the site (numpy: the cpu device)
 OPTIONAL_PACKAGES = ("numpy",)
+#: what of pyburn the site leaves out: the build tool (the benchmarks' pages use the rest)
+EXCLUDE = ("pyburn/web",)
 #: images of the MNIST subset the train page learns from, and the held-out images it scores
 TRAIN_IMAGES = 4000
 TEST_IMAGES = 1000
-
-
-def sha256(path: Path) -> str:
-    """The hex sha256 of a file's contents."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def copy_pyodide(source: Path, micropip: Path, out: Path) -> list[str]:
-    """Pyodide's runtime files, micropip, and the lock file, from the distribution `source`
-    (npm's package, or a full distribution). Returns the optional packages copied too: numpy
-    when `source` has its wheel (a full distribution), so that pages offer the cpu device.
-
-    npm's package holds no micropip: PyPI's (`micropip`) is served, with its own hash written
-    into the lock."""
-    out.mkdir(parents=True)
-    for name in PYODIDE_FILES:
-        shutil.copy2(source / name, out / name)
-    lock = json.loads((source / "pyodide-lock.json").read_text())
-    entry = lock["packages"]["micropip"]
-    if (source / entry["file_name"]).exists():
-        shutil.copy2(source / entry["file_name"], out / entry["file_name"])
-    elif entry["file_name"] != micropip.name:
-        sys.exit(f"the lock file wants {entry['file_name']}, got {micropip.name}")
-    else:
-        entry["sha256"] = sha256(micropip)
-        shutil.copy2(micropip, out / micropip.name)
-    optional = [name for name in OPTIONAL_PACKAGES if name in lock["packages"]
-                and (source / lock["packages"][name]["file_name"]).exists()]
-    for name in optional:
-        file_name = lock["packages"][name]["file_name"]
-        shutil.copy2(source / file_name, out / file_name)
-    (out / "pyodide-lock.json").write_text(json.dumps(lock, separators=(",", ":")))
-    return optional
 
 
 def write_mnist_subset(path: Path) -> None:
@@ -82,32 +44,32 @@ def write_mnist_subset(path: Path) -> None:
                                "test": f"the first {TEST_IMAGES} test images"})
 
 
-def build(wheel: Path, micropip: Path, weights: Path, out: Path,
-          pyodide: Path = ROOT / "node_modules" / "pyodide") -> None:
+def build(weights: Path, out: Path, source: Path) -> None:
     """Write the whole site to `out` (replacing what was there), with Pyodide from the
-    distribution folder `pyodide`."""
+    distribution folder `source`."""
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(HERE / "src", out)
     (out / "web").mkdir()
-    for name in WEB_FILES:
-        shutil.copy2(ROOT / "web" / name, out / "web" / name)
-    packages = copy_pyodide(pyodide, micropip, out / "pyodide")
+    for name in LOADER_FILES:
+        shutil.copy2(RUNTIME / name, out / "web" / name)
+    lock = json.loads((source / pyodide.LOCK).read_text())["packages"]
+    packages = [name for name in OPTIONAL_PACKAGES
+                if name in lock and (source / lock[name]["file_name"]).is_file()]
+    served = pyodide.copy_runtime(source, out / "pyodide", packages)
     (out / "wheels").mkdir()
-    shutil.copy2(wheel, out / "wheels" / wheel.name)
+    wheel = write_wheel(browser_files(EXCLUDE), out / "wheels", source)
     (out / "data").mkdir()
     shutil.copy2(weights, out / "data" / "mnist.safetensors")
     write_mnist_subset(out / "data" / "mnist-subset.safetensors")
-    manifest = {"pyodide": "pyodide/", "packages": packages, "wheels": [f"wheels/{wheel.name}"]}
-    (out / "pyburn-web.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest = {"pyodide": "pyodide/", "packages": served, "wheels": [f"wheels/{wheel.name}"]}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    compress.precompress(out)
 
 
 def main() -> None:
     """The command line (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--wheel-dir", type=Path, required=True,
-                        help="the folder holding the pyburn wheel (make wheel)")
-    parser.add_argument("--micropip", type=Path, required=True, help="micropip's wheel")
     parser.add_argument("--weights", type=Path, required=True,
                         help="the demo model's weights (pyburn train mnist)")
     parser.add_argument("--out", type=Path, default=HERE / "dist")
@@ -115,10 +77,7 @@ def main() -> None:
                         help="the Pyodide distribution to serve (default: npm's package); a "
                         "full distribution with numpy's wheel makes the pages offer cpu")
     args = parser.parse_args()
-    wheels = sorted(args.wheel_dir.glob("pyburn-*.whl"))
-    if len(wheels) != 1:
-        sys.exit(f"expected one pyburn wheel in {args.wheel_dir}, found {len(wheels)}")
-    build(wheels[0], args.micropip, args.weights, args.out, args.pyodide)
+    build(args.weights, args.out, pyodide.find(args.pyodide))
     print(f"site built in {args.out}")
 
 

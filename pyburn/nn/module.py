@@ -26,7 +26,7 @@ from .parameter import Parameter, as_value
 __all__ = ["LoadResult", "Module", "Parameter"]
 
 #: the ONNX exporter's tracer while ``pyburn.onnx.export`` runs a forward pass, else None
-#: (pyburn/onnx/export/trace.py)
+#: (pyburn/onnx/exporter/trace.py)
 _tracer: Any = None
 
 

@@ -20,9 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 
-# imported here, not lazily: the subpackage `export` would otherwise shadow the function
-from .export import export
-
 if TYPE_CHECKING:
     from .passes import UnsupportedOperatorError
     from .runner import OnnxModule, OperatorError
@@ -43,6 +40,16 @@ def convert(source: Source, out_dir: str | os.PathLike[str], *, class_name: str 
     from .codegen import convert as write  # import time: the code generator loads on first use
 
     return write(source, out_dir, class_name=class_name, name=name)
+
+
+def export(module: Any, example_inputs: Any, path: str | os.PathLike[str],
+           **options: Any) -> None:
+    """Write `module` as an ONNX model to `path`, traced on `example_inputs`; the options
+    and the whole story are `pyburn.onnx.exporter.export`'s."""
+    # import time: the exporter loads on first use (a page's wheel may leave it out)
+    from .exporter import export as write
+
+    write(module, example_inputs, path, **options)
 
 
 def load(source: Source, device: Any = None) -> OnnxModule:

@@ -16,6 +16,7 @@ from ..dtypes import (
     DType,
     as_dtype,
     bool_,
+    buffer_dtype,
     default_float,
     default_int,
     scalar_dtype,
@@ -53,7 +54,9 @@ def target(device: DeviceLike, dtype: Any, fallback: DType) -> tuple[Device, DTy
 def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
            shape: Any = None) -> Tensor:
     """A tensor from nested lists/tuples of numbers, a scalar, a numpy array, another tensor,
-    or `bytes` (with `shape` and `dtype`, C-ordered little-endian).
+    `bytes` (with `shape` and `dtype`, C-ordered little-endian), or a typed memoryview (a
+    web page's Float32Array: the view's dtype, converted to `dtype` if given; its shape, or
+    `shape`; a view of bytes with both `shape` and `dtype` is read as bytes).
 
     Python floats give float32, ints int32 and bools bool, unless `dtype` says otherwise.
 
@@ -63,6 +66,11 @@ def tensor(data: Any, dtype: Any = None, device: DeviceLike = None, *,
     """
     if isinstance(data, Tensor):
         return data.to(device if device is not None else data.device, dtype)
+    if isinstance(data, memoryview) and not (data.format in ("B", "c") and shape is not None
+                                             and dtype is not None):
+        typed = _from_bytes(data, data.shape if shape is None else shape, buffer_dtype(data),
+                            device)
+        return typed if dtype is None else typed.to(typed.device, dtype)
     if isinstance(data, (bytes, bytearray, memoryview)):
         return _from_bytes(data, shape, dtype, device)
     if shape is not None:
@@ -104,10 +112,11 @@ def _from_bytes(data: Any, shape: Any, dtype: Any, device: DeviceLike) -> Tensor
     shape = as_shape(shape)
     dev, dt = target(device, dtype, default_float)
     expected = numel(shape) * dt.itemsize
+    data = data.tobytes() if isinstance(data, memoryview) else bytes(data)
     if len(data) != expected:
         raise ShapeError(f"{len(data)} bytes do not hold a {dt.name} tensor of shape {shape} "
                          f"({expected} bytes)")
-    return wrap(dev.backend.from_bytes(bytes(data), shape, dt), shape, dt, dev)
+    return wrap(dev.backend.from_bytes(data, shape, dt), shape, dt, dev)
 
 
 @creator

@@ -54,6 +54,29 @@ def test_tensor_from_bytes(check, fmt, dtype):
     assert t.tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
+@pytest.mark.parametrize("fmt,dtype", [("f", "float32"), ("i", "int32"), ("d", "float64"),
+                                        ("B", "uint8"), ("q", "int64"), ("?", "bool")])
+def test_tensor_from_typed_memoryview(check, fmt, dtype):
+    # how a web page's typed arrays arrive in Python: a memoryview of their element format
+    check.require(dtype)
+    values = [1, 0, 1, 1, 0, 1] if dtype == "bool" else [1, 2, 3, 4, 5, 6]
+    view = memoryview(b"".join(struct.pack("<" + fmt, v) for v in values)).cast(fmt)
+    flat = pyburn.tensor(view, device=check.device)
+    assert (flat.shape, flat.dtype.name) == ((6,), dtype)
+    assert flat.tolist() == [bool(v) if dtype == "bool" else v for v in values]
+    shaped = pyburn.tensor(view.cast("B").cast(fmt, (2, 3)), device=check.device)
+    assert shaped.shape == (2, 3)
+    assert pyburn.tensor(view, shape=(3, 2), device=check.device).shape == (3, 2)
+    converted = pyburn.tensor(view, dtype="float32", device=check.device)
+    assert converted.dtype == pyburn.float32
+    assert converted.tolist() == [float(v) for v in values]
+
+
+def test_tensor_from_memoryview_of_unknown_format(check):
+    with pytest.raises(pyburn.DTypeError, match="format 'h'"):
+        pyburn.tensor(memoryview(struct.pack("<2h", 1, 2)).cast("h"), device=check.device)
+
+
 @needs_numpy
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "bool",
                                    "float16"])

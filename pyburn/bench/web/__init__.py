@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...web.serve import serving
 from ..report import Row, Target
 from ..suite import Benchmark
 from ..timing import Settings
@@ -215,7 +216,7 @@ def measure(settings: Settings) -> list[Row]:
     seconds = 0.5 if settings.quick else 3.0
     digit = _digit()
     mounts = {"/": SITE, "/bench/": HERE, "/node_modules/": NODE_MODULES}
-    with chromium.serve(mounts) as base, sync_playwright() as playwright:
+    with serving(mounts) as base, sync_playwright() as playwright:
         browser = chromium.launch(playwright)
         try:
             web = _Browser(browser, base)

@@ -1,5 +1,5 @@
-"""Headless Chromium on local files: a static server for folders of this machine and the
-browser launched the way pyburn's browser benchmarks and end-to-end tests (e2e/) use it.
+"""Headless Chromium on local files, launched the way pyburn's browser benchmarks and
+end-to-end tests (e2e/) use it; they serve their folders with `pyburn.web.serve.serving`.
 
 Chromium is Debian's (``apt-get install chromium``), driven by Playwright (``pip install
 playwright``, which downloads no browser here). It resolves no host name but localhost, so
@@ -9,12 +9,7 @@ adapter on SwiftShader (its CPU Vulkan) where there is no GPU.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,37 +29,6 @@ def unavailable_reason() -> str | None:
     except ImportError:
         return "playwright is not installed: pip install playwright (the dev extra has it)"
     return None
-
-
-class _Mounted(http.server.SimpleHTTPRequestHandler):
-    """Serves each URL prefix of `mounts` from its folder; quiet about requests."""
-
-    mounts: Mapping[str, Path] = {}
-
-    def translate_path(self, path: str) -> str:
-        for prefix, folder in sorted(self.mounts.items(), key=lambda m: -len(m[0])):
-            if path.startswith(prefix):
-                self.directory = str(folder)
-                return super().translate_path("/" + path[len(prefix):])
-        return ""  # outside every mount: 404
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def serve(mounts: Mapping[str, Path]) -> Iterator[str]:
-    """Serves each folder of `mounts` ({"/": site, "/bench/": ...}) from 127.0.0.1 on a free
-    port while the block runs; yields the base URL ("http://127.0.0.1:PORT/")."""
-    handler = type("Handler", (_Mounted,), {"mounts": dict(mounts)})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(handler, directory="/"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def launch(playwright: Any, webgpu: bool = True) -> Any:

@@ -16,8 +16,8 @@ import pyburn.nn.functional as F
 import pyburn.onnx
 from pyburn import nn
 from pyburn.models.mnist import MnistCNN, MnistMLP
-from pyburn.onnx.export import export
-from pyburn.onnx.export.trace import flatten
+from pyburn.onnx.exporter import export
+from pyburn.onnx.exporter.trace import flatten
 
 DEV = "cpu"
 TOL = 1e-4

@@ -5,6 +5,7 @@
 // request to pause it runs.
 
 import { Session } from "./session.js";
+import { pack } from "./wire.js";
 
 const session = new Session((event, data) => postMessage({ event, data }));
 
@@ -16,13 +17,15 @@ const OPS = {
 
 self.onmessage = async ({ data: { id, op, args } }) => {
   let reply;
+  let transfer = [];
   try {
-    reply = { id, value: await OPS[op](...args) };
+    const [value, buffers] = pack(await OPS[op](...args));
+    [reply, transfer] = [{ id, value }, buffers];
   } catch (error) {
     reply = { id, error: String(error?.message ?? error) };
   }
   try {
-    postMessage(reply);
+    postMessage(reply, transfer);
   } catch (error) {
     // A result postMessage cannot copy (a function, a proxy): say so instead of hanging.
     postMessage({ id, error: `the result of ${op} cannot be sent to the page: ${error.message}` });

@@ -1,4 +1,4 @@
-"""The exporter against the op tables (pyburn/onnx/export/primitives.py): the tables' ONNX
+"""The exporter against the op tables (pyburn/onnx/exporter/primitives.py): the tables' ONNX
 columns say which recorded ops have an emitter, and every elementwise form gives
 onnxruntime's numbers."""
 
@@ -9,7 +9,7 @@ import pytest
 
 import pyburn
 from pyburn import nn
-from pyburn.onnx.export.primitives import EMITTERS
+from pyburn.onnx.exporter.primitives import EMITTERS
 from pyburn.ops import math_ops
 from pyburn.ops.capability import CAPABILITIES
 from pyburn.ops.elementwise import BINARY, UNARY, ElementwiseOp

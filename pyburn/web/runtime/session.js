@@ -1,14 +1,22 @@
-// One pyburn session: Pyodide started from the same origin, micropip loaded from it, the pyburn
-// wheel installed, and WebGPU connected (or the reason it is not). The worker (worker.js) wraps a
-// session in a message protocol; `loadPyburn({worker: false})` uses one directly in the page.
+// One pyburn session: Pyodide started from the same origin, the pyburn wheel unpacked into its
+// site-packages, the app's files written where its Python finds them, and WebGPU connected (or
+// the reason it is not). The worker (worker.js) wraps a session in a message protocol;
+// `loadPyburn({worker: false})` uses one directly in the page.
+
+import { fromPython } from "./wire.js";
 
 /**
- * What the build (`make site`, site/build.py) writes next to the pages as `pyburn-web.json`:
- * where Pyodide and the wheels are, relative to that file, and the Pyodide packages to load.
- * @typedef {{pyodide: string, packages?: string[], wheels: string[]}} Manifest
+ * What the build (`pyburn web build`, or the demo site's) writes as `pyburn-web.json`: where
+ * Pyodide and the wheels are, relative to that file, the Pyodide packages to load, and the
+ * app: its module, its public functions and its files (under `app/`).
+ * @typedef {{pyodide: string, packages?: string[], wheels: string[],
+ *   app?: {name: string, module: string, exports: string[], files: string[]}}} Manifest
  */
 
 const MANIFEST = "pyburn-web.json";
+const SITE_PACKAGES = "/lib/python3.14/site-packages";
+// where the app's files go; the app's module is imported from there, with it as the cwd
+const APP_DIR = "/home/pyodide/app";
 // Where pyburn keeps what outlives a visit (generated shaders, autotune's picks): a folder of
 // Emscripten's IDBFS, which IndexedDB backs; pyburn finds it as $PYBURN_DATA.
 const KEPT = "/pyburn-kept";
@@ -50,6 +58,13 @@ export function plain(value) {
   return value;
 }
 
+/** The bytes at `url`, fetched now; a failure names the file. */
+async function fetchBytes(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${response.statusText}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
 export class Session {
   /**
    * @param {(event: string, data: any) => void} emit where output, progress and status go
@@ -63,7 +78,7 @@ export class Session {
   }
 
   /**
-   * Starts Python: Pyodide, micropip, the pyburn wheel, WebGPU. `baseURL` is the folder that
+   * Starts Python: Pyodide, the pyburn wheel, WebGPU, the app. `baseURL` is the folder that
    * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, devices, gpu, jspi, seconds,
    * stages} (`devices`: pyburn's available devices, fastest first; `stages`: the seconds each
    * stage took).
@@ -84,6 +99,11 @@ export class Session {
     status("manifest", "reading pyburn-web.json");
     const manifest = await (await fetch(new URL(MANIFEST, base))).json();
     const indexURL = new URL(manifest.pyodide, base).href;
+    // The wheels and the app's files download while Pyodide starts.
+    const wheels = manifest.wheels.map((wheel) => fetchBytes(new URL(wheel, base)));
+    const appFiles = (manifest.app?.files ?? []).map(
+      async (name) => [name, await fetchBytes(new URL(name, base))]);
+    for (const pending of [...wheels, ...appFiles]) pending.catch(() => {});  // awaited below
 
     status("pyodide", "starting Python (Pyodide)");
     const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
@@ -100,25 +120,28 @@ export class Session {
       emit: (name, data) => this.emit(name, plain(data)),
     });
 
-    status("micropip", "loading micropip");
-    // numpy, where the site serves a full Pyodide distribution (the cpu device)
-    const packages = ["micropip", ...(manifest.packages ?? [])];
-    await pyodide.loadPackage(packages, { messageCallback: () => {} });
-    status("pyburn", "installing pyburn");
-    const micropip = pyodide.pyimport("micropip");
-    try {
-      for (const wheel of manifest.wheels) {
-        await micropip.install(new URL(wheel, base).href);
-      }
-    } finally {
-      micropip.destroy();
+    // numpy, where the build serves a full Pyodide distribution (the cpu device)
+    if (manifest.packages?.length) {
+      status("packages", `loading ${manifest.packages.join(", ")}`);
+      await pyodide.loadPackage(manifest.packages, { messageCallback: () => {} });
     }
+    status("pyburn", "installing pyburn");
+    // A pure wheel is a zip of site-packages: unpacking it is all micropip would do here.
+    for (const wheel of wheels) {
+      pyodide.unpackArchive(await wheel, "wheel", { extractDir: SITE_PACKAGES });
+    }
+    pyodide.runPython("import importlib; importlib.invalidate_caches()");
 
     status("webgpu", "looking for a WebGPU adapter");
     this.pyodide = pyodide;
     if (this.kept) pyodide.runPython(`import os; os.environ["PYBURN_DATA"] = "${KEPT}"`);
     this.globals = pyodide.globals.get("dict")();
+    this.forPage = pyodide.pyimport("pyburn.interop").for_page;
     this.gpu = plain(await pyodide.runPythonAsync(CONNECT, { globals: this.globals }));
+    if (manifest.app) {
+      status("app", `starting ${manifest.app.name}`);
+      await this.startApp(manifest.app, await Promise.all(appFiles));
+    }
     const versions = plain(pyodide.runPython(
       "import sys, pyburn\n{'python': sys.version.split()[0], 'pyburn': pyburn.__version__, " +
         "'devices': [d.name for d in pyburn.available_devices()]}",
@@ -128,10 +151,31 @@ export class Session {
       pyodide: pyodide.version,
       ...versions,
       gpu: this.gpu,
+      app: manifest.app && { name: manifest.app.name, module: manifest.app.module,
+                             exports: manifest.app.exports },
       jspi: HAS_JSPI,
       seconds: (performance.now() - started) / 1000,
       stages,
     };
+  }
+
+  /** Writes the app's files under APP_DIR and imports its module, whose namespace becomes
+   * the session's: `call` finds the app's functions there, and `run` runs beside them. */
+  async startApp(app, files) {
+    const { FS } = this.pyodide;
+    for (const [name, bytes] of files) {
+      const path = `${APP_DIR}/${name.replace(/^app\//, "")}`;
+      FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+      FS.writeFile(path, bytes);
+    }
+    FS.mkdirTree(APP_DIR);
+    this.globals.destroy();
+    this.globals = await this.pyodide.runPythonAsync(`
+import importlib, os, sys
+os.chdir(${JSON.stringify(APP_DIR)})
+sys.path.insert(0, ${JSON.stringify(APP_DIR)})
+importlib.import_module(${JSON.stringify(app.module)}).__dict__
+`);
   }
 
   /** Runs Python source in the session's namespace; resolves to its last expression's value. */
@@ -155,12 +199,17 @@ export class Session {
       fn?.destroy?.();
       throw new Error(`Python has no function named ${name}: define it with run() first`);
     }
-    // Arrays and objects become lists and dicts, typed arrays memoryviews.
+    // Arrays and objects become lists and dicts, typed arrays memoryviews of their format
+    // (`pyburn.tensor(view)` makes a tensor of the matching dtype).
     const pyArgs = args.map((a) => this.pyodide.toPy(a));
     try {
       // An async def returns a promise either way; a plain one runs with JSPI where it can.
-      const result = HAS_JSPI ? fn.callPromising(...pyArgs) : fn(...pyArgs);
-      return plain(await result);
+      let result = HAS_JSPI ? fn.callPromising(...pyArgs) : fn(...pyArgs);
+      result = await result;
+      // tensors in the result come back as typed arrays with a `shape`
+      const encoded = await this.forPage(result);
+      result?.destroy?.();
+      return fromPython(plain(encoded));
     } finally {
       fn.destroy();
       for (const a of pyArgs) a?.destroy?.();

@@ -9,11 +9,16 @@
 //   await py.call("double", [1, 2, 3]);                 // [2, 4, 6]
 //   py.gpu;   // {available: true, adapter: {...}} or {available: false, reason: "..."}
 //
+// An app built with `pyburn web build` is imported at start: `py.call("predict", pixels)`
+// calls its function; a typed array arrives in Python as a memoryview (`pyburn.tensor(view)`),
+// and a tensor it returns comes back as a typed array of its dtype with a `shape`.
+//
 // Events: "stdout" and "stderr" (text as Python writes it), "status" ({stage, message} while
 // loading), and any name page code emits from Python with
 // `from pyburn_web import emit; emit("progress", {...})`.
 
 import { Session } from "./session.js";
+import { unpack } from "./wire.js";
 
 /** A started pyburn session: run Python, call its functions, listen to its events. */
 export class Pyburn extends EventTarget {
@@ -24,6 +29,8 @@ export class Pyburn extends EventTarget {
     this._terminate = terminate;
     /** What `start` found: versions, `gpu`, `jspi`, start-up seconds. */
     this.info = null;
+    /** The app the build ships ({name, module, exports}), or undefined. */
+    this.app = undefined;
   }
 
   /** WebGPU as found at start: {available, reason?, adapter?}. */
@@ -36,7 +43,8 @@ export class Pyburn extends EventTarget {
     return this._send("run", [code]);
   }
 
-  /** Calls the Python function `name` defined by an earlier run(); resolves to its result. */
+  /** Calls the Python function `name` (the app's, or one an earlier run() defined); resolves
+   * to its result, tensors as typed arrays with a `shape`. */
   call(name, ...args) {
     return this._send("call", [name, ...args]);
   }
@@ -81,7 +89,7 @@ export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}
       const waiting = pending.get(data.id);
       pending.delete(data.id);
       if ("error" in data) waiting.reject(new Error(data.error));
-      else waiting.resolve(data.value);
+      else waiting.resolve(unpack(data.value));
     };
     thread.onerror = (event) => fail(`the pyburn worker failed: ${event.message}`);
     const send = (op, args) =>
@@ -96,6 +104,7 @@ export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}
     };
     py = new Pyburn(send, terminate);
     py.info = await send("start", [base]);
+    py.app = py.info.app;
   } else {
     const session = new Session(emit);
     const ops = {
@@ -107,6 +116,7 @@ export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}
     };
     py = new Pyburn((op, args) => ops[op](...args), refuse);
     py.info = await session.start(base);
+    py.app = py.info.app;
   }
   return py;
 }
