@@ -21,8 +21,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 #: packages a full Pyodide distribution may add to the site (numpy: the cpu device)
 OPTIONAL_PACKAGES = ("numpy",)
-#: what of pyburn the site leaves out: the build tool (the benchmarks' pages use the rest)
-EXCLUDE = ("pyburn/web",)
+#: what of pyburn the site leaves out: the build tool and the command line that imports it (the
+#: benchmarks' pages use the rest)
+EXCLUDE = ("pyburn/web", "pyburn/cli.py", "pyburn/__main__.py")
 #: images of the MNIST subset the train page learns from, and the held-out images it scores
 TRAIN_IMAGES = 4000
 TEST_IMAGES = 1000

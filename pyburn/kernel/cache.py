@@ -1,7 +1,7 @@
 """Where pyburn.kernel keeps what outlives a process: generated shaders and autotune's picks,
 in ``$PYBURN_DATA`` (``~/.cache/pyburn``, where datasets go too). In a browser, where the page
-gives one (``web/session.js`` mounts a folder that IndexedDB keeps between visits and names it
-in ``$PYBURN_DATA``); else nothing is kept (memory only)."""
+gives one (``pyburn/web/runtime/session.js`` mounts a folder that IndexedDB keeps between
+visits and names it in ``$PYBURN_DATA``); else nothing is kept (memory only)."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from typing import Any
 from ..errors import ArgumentError
 
 _EPILOG = """examples:
-  pyburn web build examples/web -o dist/      the folder's app.py, its model and its page
+  pyburn web build examples/web/points -o dist/   the folder's app.py and its ONNX model
   pyburn web build digits.py --asset model.onnx -o dist/
-  pyburn web serve dist/                      http://127.0.0.1:8000/, precompressed files
+  pyburn web serve dist/                          http://127.0.0.1:8000/, precompressed
 then, from the page: const py = await loadPyburn(); await py.call("predict", pixels)
 (docs/deploy.md)"""
 

@@ -9,7 +9,7 @@ above them are the ones the desktop runs on wgpu-py; only these two files know t
 browser.
 
 Getting an adapter and a device are promises, so they happen once, in `connect` (awaited by
-the web loader before any user code runs, see ``web/session.js``); after it,
+the web loader before any user code runs, see ``pyburn/web/runtime/session.js``); after it,
 ``pyburn.device("wgpu")`` is this runtime. Uploads hand WebGPU a view of Python's own memory
 (``PyProxy.getBuffer``: no copy before WebGPU's own). Reads copy into a
 mappable staging buffer and await ``mapAsync``: `read_async` works everywhere, and `read`

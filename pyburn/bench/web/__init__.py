@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...web.serve import serving
 from ..report import Row, Target
 from ..suite import Benchmark
 from ..timing import Settings
@@ -211,6 +210,9 @@ def _matmul(web: _Browser, version: str, repeat: int, quick: bool) -> list[Row]:
 def measure(settings: Settings) -> list[Row]:
     """Every browser measurement (see the module docstring), in one headless Chromium."""
     from playwright.sync_api import sync_playwright  # optional: playwright
+
+    # desktop only: the site's pages import this package (in_page) from a wheel without it
+    from ...web.serve import serving
 
     repeat = 1 if settings.quick else 3
     seconds = 0.5 if settings.quick else 3.0

@@ -1,7 +1,7 @@
 // pyburn in a web page: Python (Pyodide) with pyburn installed, in a module Web Worker so that
 // the page stays responsive, behind a promise API.
 //
-//   import { loadPyburn } from "./web/pyburn.js";
+//   import { loadPyburn } from "./pyburn/pyburn.js";    // (the demo site serves it as web/)
 //   const py = await loadPyburn({ baseURL: "./" });      // the folder with pyburn-web.json
 //   py.on("stdout", (text) => output.append(text));
 //   await py.run("import pyburn\nx = pyburn.ones(3)\nprint(x.device)");

@@ -97,7 +97,12 @@ export class Session {
     };
 
     status("manifest", "reading pyburn-web.json");
-    const manifest = await (await fetch(new URL(MANIFEST, base))).json();
+    const found = await fetch(new URL(MANIFEST, base));
+    if (!found.ok) {
+      throw new Error(`no ${MANIFEST} at ${base} (${found.status}): baseURL must name the ` +
+        "folder a pyburn build wrote");
+    }
+    const manifest = await found.json();
     const indexURL = new URL(manifest.pyodide, base).href;
     // The wheels and the app's files download while Pyodide starts.
     const wheels = manifest.wheels.map((wheel) => fetchBytes(new URL(wheel, base)));
