@@ -1,6 +1,7 @@
-"""The npm package of the loader (`make npm`): installed into a scratch project with npm,
-bundled with esbuild and the package's plugin, and run in Chromium; a matrix product computed
-in the page from typed arrays equals numpy's in float64."""
+"""The npm package of the loader (`make npm`): installed into a scratch project with npm; its
+types check a page with TypeScript (and refuse a wrong one); the page bundled with esbuild and
+the package's plugin runs in Chromium, where a matrix product of typed arrays equals numpy's
+in float64."""
 
 from __future__ import annotations
 
@@ -18,6 +19,21 @@ from pyburn.web.serve import serving
 
 PACKAGES = ROOT / "build" / "npm"
 ESBUILD = ROOT / "node_modules" / "esbuild" / "lib" / "main.js"
+TSC = ROOT / "node_modules" / "typescript" / "bin" / "tsc"
+TYPED = """import { loadPyburn, type TensorArray } from "pyburn-web";
+
+const py = await loadPyburn({ baseURL: "./", onEvent: (name) => console.log(name) });
+const result = await py.call("predict", new Float32Array(4));
+const shape: number[] = (result as TensorArray).shape;
+const stop = py.on("status", (status) => console.log(status.stage.toUpperCase()));
+stop();
+console.log(shape, py.info.devices[0], py.app?.exports, py.gpu.available);
+"""
+MISTYPED = """import { loadPyburn } from "pyburn-web";
+
+const py = await loadPyburn({ baseURL: 3 });
+await py.run(42);
+"""
 PAGE = """import { loadPyburn } from "pyburn-web";
 
 const py = await loadPyburn();
@@ -38,8 +54,8 @@ await esbuild.build({{entryPoints: ["page.js"], bundle: true, format: "esm", out
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory) -> Path:
-    """A scratch project with the package installed by npm, its page bundled by esbuild."""
+def project(tmp_path_factory) -> Path:
+    """A scratch project with the package installed by npm."""
     (package,) = PACKAGES.glob("pyburn-web-*.tgz") or pytest.fail(
         "build/npm holds no pyburn-web-*.tgz: run `make npm`")
     project = tmp_path_factory.mktemp("npm-project")
@@ -47,11 +63,33 @@ def bundled(tmp_path_factory) -> Path:
     subprocess.run([shutil.which("npm"), "install", "--prefer-offline", "--no-audit",
                     "--no-fund", str(package)], cwd=project, check=True, capture_output=True,
                    timeout=300)
+    return project
+
+
+@pytest.fixture(scope="module")
+def bundled(project) -> Path:
+    """The page bundled by esbuild with the package's plugin: the output folder."""
     (project / "page.js").write_text(PAGE)
     (project / "build.mjs").write_text(BUILD)
     subprocess.run(["node", "build.mjs"], cwd=project, check=True, capture_output=True,
                    timeout=120)
     return project / "dist"
+
+
+def typecheck(project: Path, source: str) -> subprocess.CompletedProcess:
+    """TypeScript's verdict on the page `source`, against the installed package's types."""
+    (project / "check.ts").write_text(source)
+    return subprocess.run(["node", str(TSC), "--noEmit", "--strict", "--target", "es2022",
+                           "--module", "esnext", "--moduleResolution", "bundler", "--lib",
+                           "es2022,dom", "check.ts"], cwd=project, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_types_check_a_page_and_refuse_a_wrong_one(project):
+    assert typecheck(project, TYPED).returncode == 0, typecheck(project, TYPED).stdout
+    refused = typecheck(project, MISTYPED)
+    assert refused.returncode != 0
+    assert "'number' is not assignable to type 'string'" in refused.stdout
 
 
 def test_the_bundled_page_runs_pyburn(browser, bundled):
