@@ -110,3 +110,23 @@ def test_inputs_unlike_the_examples_are_refused(dev, given):
 def test_only_the_wasm_device_is_captured():
     with pytest.raises(CaptureError, match="wasm"):
         capture(lambda t: t * 2, pyburn.tensor([1.0], device="flex"))
+
+
+def test_what_the_inputs_do_not_reach_is_computed_once_at_capture(dev):
+    x = pyburn.tensor([[1.0, -2.0, 3.0]], device=dev)
+    w = pyburn.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]], device=dev)
+    folded = (w.T * 2).exp()  # what the replay may assume
+    inline = capture(lambda t: t @ (w.T * 2).exp(), x)
+    given = capture(lambda t: t @ folded, x)
+    assert inline.steps == given.steps
+    y = pyburn.tensor([[0.25, 4.0, -1.5]], device=dev)
+    assert inline(y).tolist() == (y @ folded).tolist()
+
+
+def test_values_the_inputs_do_not_reach_may_be_read_and_returned(dev):
+    x = pyburn.tensor([1.0, 2.0], device=dev)
+    w = pyburn.tensor([3.0, 4.0], device=dev)
+    run = capture(lambda t: (t * w.sum().item(), w.exp()), x)
+    scaled, constant = run(pyburn.tensor([-1.0, 0.5], device=dev))
+    assert scaled.tolist() == [-7.0, 3.5]
+    assert constant.tolist() == w.exp().tolist()

@@ -417,18 +417,43 @@ class WasmBackend(Backend):
         dtype = a.dtype
         if dtype is not float32 and dtype is not int32:
             a, b = self.cast(a, int32), self.cast(b, int32)
-        a, b = self.contiguous(a), self.contiguous(b)
+        a = self.contiguous(a)
         *batch, m, k = a.shape
         n = b.shape[-1]
         out = self.empty((*batch, m, n), a.dtype)
         if a.dtype is int32:
+            b = self.contiguous(b)
             self.kernels["matmul_i32"](out.address, a.address, b.address, math.prod(batch), m,
                                        k, n)
             return out if dtype is int32 else self.cast(out, dtype)
+        strides = _matrix_strides(b)
+        if strides is not None and strides[1:] == (b.size, k * b.size) and m <= linalg.ROWS:
+            # B is the transpose of rows of k floats (x @ w.T): dot products, no copy
+            self.kernels["matmul_nt_f32"](out.address, a.address, b.address,
+                                          math.prod(batch), m, k, n, strides[0])
+            return out
+        if strides is None or strides[2] != b.size:  # the packing reads rows in order
+            b = self.contiguous(b)
+            strides = (k * n * b.size, n * b.size, b.size)
         pack_a, pack_b = (self.pool.allocate(size) for size in linalg.scratch_bytes(k, n))
         self.kernels["matmul_f32"](out.address, a.address, b.address, math.prod(batch), m, k,
-                                   n, pack_a.buffer, pack_b.buffer)
+                                   n, pack_a.buffer, pack_b.buffer, *strides[:2])
         return out
+
+
+def _matrix_strides(b: WasmTensor) -> tuple[int, int, int] | None:
+    """The bytes from one matrix of `b` (..., K, N) to the next, from a row to the next and
+    from a column to the next, where one step each says it (a transposed matrix, a matrix
+    broadcast over the batch); else None (a flipped view, batch dims that do not merge)."""
+    *batch, _, _ = b.shape
+    *batch_strides, row, column = b.strides
+    dims = [(size, stride) for size, stride in zip(batch, batch_strides) if size != 1]
+    if min(row, column, *(stride for _, stride in dims)) < 0:
+        return None
+    if any(outer != inner * size for (_, outer), (size, inner) in zip(dims, dims[1:])):
+        return None
+    matrix = dims[-1][1] if dims else 0
+    return matrix * b.size, row * b.size, column * b.size
 
 
 def _rows(shape: Shape, views: Sequence[WasmTensor]) -> tuple[int, int,

@@ -20,18 +20,29 @@ does). Every buffer allocated while the function runs, and every buffer given ba
 pool meanwhile (what a pending computation read, say), is held by the capture until it is
 dropped, so nothing else is handed one that a replay writes or reads. A replay's results
 are copies, new tensors each time.
+
+What does not depend on the inputs is computed once, at capture, and left out of the replay:
+a call into the backend none of whose tensors came from an input (the transpose of a
+linear layer's weight, a batch norm's ``sqrt(var + eps)``, a constant made from numbers)
+runs unrecorded, and its result stays in its buffer as a constant of every replay, as a
+frozen TorchScript module or onnxruntime's constant folding would have it. That is sound
+because the backend protocol never writes into a tensor it is given: a result depends on
+the call's tensors alone.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, cast
 
 from ..._tensor import Tensor, wrap
+from ...devices import Device
 from ...tape import no_grad
+from ..fusion.lazy import Handle
 from .backend import WasmBackend, WasmTensor
-from .engine import CaptureError, Step
+from .engine import CaptureError, Engine, Step
 
 
 class Captured:
@@ -118,7 +129,7 @@ def capture(fn: Callable[..., Any], *examples: Tensor) -> Captured:
         inputs = [_copied(plain, backend.ready(x._h)) for x in examples]
         pool.held, engine.recording = held, steps
         try:
-            with no_grad():
+            with no_grad(), _hoisting(device, engine, inputs):
                 result = fn(*(wrap(x, x.shape, x.dtype, device) for x in inputs))
                 single = isinstance(result, Tensor)
                 found = [result] if single else list(result)
@@ -129,6 +140,59 @@ def capture(fn: Callable[..., Any], *examples: Tensor) -> Captured:
         finally:
             pool.held, engine.recording = None, None
     return Captured(device, plain, inputs, outputs, steps, held, single)
+
+
+class _Hoisting:
+    """A device's backend while a capture runs: each call runs on `backend`, recorded
+    where one of its tensors came from the capture's inputs (its results then do too), and
+    unrecorded otherwise, its results constants of the replay."""
+
+    def __init__(self, backend: Any, engine: Engine, inputs: list[WasmTensor]):
+        self._backend, self._engine = backend, engine
+        #: the handles that came from an input, by id (held: an id stays theirs)
+        self._varying = {id(x): x for x in inputs}
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._backend, name)
+        if not callable(found):
+            return found
+
+        def call(*args: Any) -> Any:
+            if any(id(h) in self._varying for h in _handles(args)):
+                result = found(*args)
+                self._varying.update((id(h), h) for h in _handles(result))
+                return result
+            steps, self._engine.recording = self._engine.recording, None
+            try:
+                return found(*args)
+            finally:
+                self._engine.recording = steps
+        call.__doc__ = found.__doc__
+        return call
+
+
+@contextmanager
+def _hoisting(device: Device, engine: Engine, inputs: list[WasmTensor]) -> Iterator[None]:
+    """`device`'s backend (and its autodiff twin's, the same one) a `_Hoisting` meanwhile."""
+    backend = device.backend
+    twins = (device, device.autodiff())
+    hoisting = _Hoisting(backend, engine, inputs)
+    for twin in twins:  # a frozen dataclass: the swap is this capture's, undone below
+        object.__setattr__(twin, "backend", hoisting)
+    try:
+        yield
+    finally:
+        for twin in twins:
+            object.__setattr__(twin, "backend", backend)
+
+
+def _handles(value: Any) -> Iterator[Any]:
+    """The tensor handles in a call's arguments or results (tuples and lists searched)."""
+    if isinstance(value, (WasmTensor, Handle)):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _handles(item)
 
 
 def _span(x: WasmTensor) -> tuple[int, int]:

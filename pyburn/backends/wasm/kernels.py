@@ -24,7 +24,8 @@ def library() -> list[Function]:
             movement.copy_kernel(4, accumulate=True),
             *(reduce.kernel(op, dtype) for op, dtypes in reduce.DTYPES.items()
               for dtype in dtypes),
-            *order.kernels(), *indexing.kernels(), matmul.kernel(), matmul.int_kernel()]
+            *order.kernels(), *indexing.kernels(), matmul.kernel(), matmul.nt_kernel(),
+            matmul.int_kernel()]
 
 
 class Kernels:

@@ -1,8 +1,11 @@
 """The matmul kernels: ``C = A @ B`` for a batch of contiguous row-major matrices; float32
-register-blocked over packed panels, int32 (wrapping) a row of C at a time.
+register-blocked over packed panels, int32 (wrapping) a row of C at a time; and float32
+``C = A @ B^T`` for a few rows of A as dot products (a linear layer at a small batch).
 
-``matmul_f32(c, a, b, batches, m, k, n, pack_a, pack_b)``: for each batch, B is packed into
-panels of 8 columns (``k`` rows of 8 floats each, zero past column ``n``), and each group of
+``matmul_f32(c, a, b, batches, m, k, n, pack_a, pack_b, b_batch, b_stride)``: for each batch, B
+is packed into panels of 8 columns (``k`` rows of 8 floats each, zero past column ``n``),
+read through its batch and row strides in bytes (a matrix broadcast over the batch is packed
+where it lies, with no copy first), and each group of
 4 rows of A into a panel of ``k`` columns of 4 floats (zero past row ``m``). Each 4 x 8
 block of C is then 8 f32x4 accumulators: per step along K two loads of the B panel, four
 splats of the A panel, and 8 multiplies and 8 adds, all in registers (x86 has 16 of them,
@@ -16,18 +19,20 @@ from __future__ import annotations
 from .assemble import Function
 
 ROWS, COLUMNS = 4, 8
-_PARAMS = tuple((name, "i32") for name in
-                ("c", "a", "b", "batches", "m", "k", "n", "pack_a", "pack_b"))
+_PARAMS = tuple((name, "i32") for name in ("c", "a", "b", "batches", "m", "k", "n", "pack_a",
+                                           "pack_b", "b_batch", "b_stride"))
 _LOCALS = (*((name, "i32") for name in ("i", "j", "kk", "panels", "at", "from", "row", "col",
                                         "panel")),
            *((f"acc{q}", "v128") for q in range(ROWS * 2)), ("b0", "v128"), ("b1", "v128"),
            ("s", "v128"))
 
 
-#: the end of one batch of either kernel: A, B and C move to the next matrices
-_NEXT_BATCH = """
+def _next_batch(b_step: str) -> str:
+    """The end of one batch of either kernel: A, B and C move to the next matrices (B by
+    `b_step`, instructions that leave its step in bytes on the stack)."""
+    return f"""
       local.get $a local.get $m local.get $k i32.mul i32.const 4 i32.mul i32.add local.set $a
-      local.get $b local.get $k local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $b
+      local.get $b {b_step} i32.add local.set $b
       local.get $c local.get $m local.get $n i32.mul i32.const 4 i32.mul i32.add local.set $c
       local.get $batches i32.const 1 i32.sub local.set $batches
       br $batch"""
@@ -64,7 +69,7 @@ def _pack_b() -> str:
           end end
         end
         local.get $at i32.const 32 i32.add local.set $at
-        local.get $from local.get $n i32.const 4 i32.mul i32.add local.set $from
+        local.get $from local.get $b_stride i32.add local.set $from
         local.get $kk i32.const 1 i32.add local.set $kk
         br $b_row
       end end
@@ -172,9 +177,80 @@ def kernel() -> Function:
         local.get $i i32.const 4 i32.add local.set $i
         br $row_panel
       end end
-      {_NEXT_BATCH}
+      {_next_batch("local.get $b_batch")}
     end end"""
     return Function("matmul_f32", _PARAMS, body, locals=_LOCALS)
+
+
+def nt_kernel() -> Function:
+    """The exported ``matmul_nt_f32(c, a, b, batches, m, k, n, b_batch)``: ``C = A @ B^T``
+    with B given as its ``n`` rows of ``k`` floats (a linear layer's weight as it is stored),
+    each element of C the dot product of a row of A and a row of B, both read in order: eight
+    floats a step into two f32x4 sums, then four, then one at a time. Nothing is packed, so
+    a product with one row of A (a matrix times a vector) reads B once and nothing else; the
+    packed kernel, which copies B into panels first, is the faster one from about a block of
+    rows (`ROWS`) on. B moves by `b_batch` bytes between batches (0: one B for all)."""
+    body = f"""
+    block $batches_done loop $batch
+      local.get $batches i32.eqz br_if $batches_done
+      i32.const 0 local.set $i
+      block $rows_done loop $row
+        local.get $i local.get $m i32.ge_u br_if $rows_done
+        i32.const 0 local.set $j
+        block $columns_done loop $column
+          local.get $j local.get $n i32.ge_u br_if $columns_done
+          local.get $a local.get $i local.get $k i32.mul i32.const 4 i32.mul i32.add
+          local.set $from
+          local.get $b local.get $j local.get $k i32.mul i32.const 4 i32.mul i32.add
+          local.set $at
+          v128.const i32x4 0 0 0 0 local.tee $acc0 local.set $acc1
+          i32.const 0 local.set $kk
+          block $eights_done loop $eight
+            local.get $kk i32.const 8 i32.add local.get $k i32.gt_u br_if $eights_done
+            local.get $acc0 local.get $from v128.load align=4 local.get $at v128.load align=4
+            f32x4.mul f32x4.add local.set $acc0
+            local.get $acc1 local.get $from v128.load offset=16 align=4
+            local.get $at v128.load offset=16 align=4 f32x4.mul f32x4.add local.set $acc1
+            local.get $from i32.const 32 i32.add local.set $from
+            local.get $at i32.const 32 i32.add local.set $at
+            local.get $kk i32.const 8 i32.add local.set $kk
+            br $eight
+          end end
+          local.get $kk i32.const 4 i32.add local.get $k i32.le_u
+          if
+            local.get $acc0 local.get $from v128.load align=4 local.get $at v128.load align=4
+            f32x4.mul f32x4.add local.set $acc0
+            local.get $from i32.const 16 i32.add local.set $from
+            local.get $at i32.const 16 i32.add local.set $at
+            local.get $kk i32.const 4 i32.add local.set $kk
+          end
+          local.get $acc0 local.get $acc1 f32x4.add local.tee $acc0 f32x4.extract_lane 0
+          local.get $acc0 f32x4.extract_lane 1 f32.add
+          local.get $acc0 f32x4.extract_lane 2 local.get $acc0 f32x4.extract_lane 3 f32.add
+          f32.add local.set $sum
+          block $tail_done loop $tail
+            local.get $kk local.get $k i32.ge_u br_if $tail_done
+            local.get $sum local.get $from f32.load local.get $at f32.load f32.mul f32.add
+            local.set $sum
+            local.get $from i32.const 4 i32.add local.set $from
+            local.get $at i32.const 4 i32.add local.set $at
+            local.get $kk i32.const 1 i32.add local.set $kk
+            br $tail
+          end end
+          local.get $c local.get $i local.get $n i32.mul local.get $j i32.add
+          i32.const 4 i32.mul i32.add local.get $sum f32.store
+          local.get $j i32.const 1 i32.add local.set $j
+          br $column
+        end end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $row
+      end end
+      {_next_batch("local.get $b_batch")}
+    end end"""
+    params = (*_PARAMS[:7], ("b_batch", "i32"))
+    local_vars = (*((name, "i32") for name in ("i", "j", "kk", "from", "at")),
+                  ("acc0", "v128"), ("acc1", "v128"), ("sum", "f32"))
+    return Function("matmul_nt_f32", params, body, locals=local_vars)
 
 
 def int_kernel() -> Function:
@@ -224,7 +300,7 @@ def int_kernel() -> Function:
         local.get $i i32.const 1 i32.add local.set $i
         br $row
       end end
-      {_NEXT_BATCH}
+      {_next_batch("local.get $k local.get $n i32.mul i32.const 4 i32.mul")}
     end end"""
     local_vars = (*((name, "i32") for name in ("i", "j", "kk", "scale", "to", "from")),
                   ("s", "v128"))

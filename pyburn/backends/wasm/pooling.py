@@ -1,9 +1,12 @@
 """The "max_pool" and "avg_pool" capabilities on wasm (``pyburn.ops.capability.MAX_POOL``,
 ``AVG_POOL``).
 
-max_pool: the input padded with -inf, its windows copied by one strided copy into rows of
-``prod(kernel)``, then one max reduction, and for the positions one argmax (the first max,
-NaN the largest, as the kernel has it).
+max_pool without positions and without dilation (what inference asks for): a box's max is
+separable too, so it is the box sums' kernel with max for sum (``box_max_f32``), one pooled
+dim at a time over windows clipped to the input (padding with -inf adds nothing to a max).
+With positions, or dilation: the input padded with -inf, its windows copied by one strided
+copy into rows of ``prod(kernel)``, then one max reduction, and for the positions one argmax
+(the first max, NaN the largest, as the kernel has it).
 
 A window's position is the data's part (which offset of the window won, an argmax) plus
 two tables that depend only on the geometry, uploaded with the call: each output
@@ -18,7 +21,8 @@ rows ``[start, stop)`` (the i-th pair of int32 `bounds`, clipped to the input, s
 adds nothing), four neighbouring columns at a time, the last ``inner % 4`` (all of them
 where the dim is the last) one at a time. Windows of any sizes, sliding or adaptive, are
 such pairs. Then one division: by each box's product of counts (a table of the output's
-spatial shape, broadcast over the lead dims), or by the divisor.
+spatial shape, broadcast over the lead dims), or by the divisor. ``box_max_f32`` takes the
+same arguments; NaN wins its max (WebAssembly's ``f32x4.max``), as in the reduction.
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ def max_pool(b: WasmBackend, x: WasmTensor, kernel: Ints, stride: Ints, padding:
     lead, spatial = x.shape[:-nd], x.shape[-nd:]
     out = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1
                 for s, k, st, (lo, hi), d in zip(spatial, kernel, stride, padding, dilation))
+    if not indices and all(d == 1 for d in dilation) and x.dtype is float32:
+        windows = tuple(tuple((o * st - lo, o * st - lo + k) for o in range(n))
+                        for n, k, st, (lo, _) in zip(out, kernel, stride, padding))
+        return _boxes(b, x, windows, "max"), None
     xp = b.pad(x, ((0, 0),) * len(lead) + tuple(padding), -math.inf)
     steps = xp.strides[-nd:]
     view = xp.view((*lead, *out, *kernel),
@@ -89,25 +97,13 @@ def avg_pool(b: WasmBackend, x: WasmTensor, windows: tuple[tuple[tuple[int, int,
     """The mean of each box over x's trailing ``len(windows)`` dims: box sums one dim at a
     time, then a division by the box's product of counts, or by a nonzero `divisor`."""
     nd = len(windows)
-    lead, spatial = x.shape[:-nd], x.shape[-nd:]
+    lead = x.shape[:-nd]
     sizes = tuple(len(w) for w in windows)
     shape = (*lead, *sizes)
+    summed = _boxes(b, x, tuple(tuple((start, stop) for start, stop, _ in w) for w in windows),
+                    "sum")
     if not math.prod(shape):
-        return b.empty(shape, x.dtype)
-    summed = b.contiguous(x)
-    for d, (rows, n) in enumerate(zip(windows, spatial)):
-        axis = len(lead) + d
-        bounds = []
-        for start, stop, _ in rows:
-            lo = min(max(start, 0), n)
-            bounds += [lo, max(min(stop, n), lo)]
-        table = _table(b, bounds, (len(rows), 2))
-        out = b.empty((*summed.shape[:axis], len(rows), *summed.shape[axis + 1:]), x.dtype)
-        b.capability_kernel("box_sum_f32")(out.address, summed.address,
-                                           math.prod(summed.shape[:axis]), n,
-                                           math.prod(summed.shape[axis + 1:]), len(rows),
-                                           table.address)
-        summed = out
+        return summed
     if divisor:
         counts = b.full((1,) * len(shape), float(divisor), x.dtype)
     else:
@@ -118,22 +114,55 @@ def avg_pool(b: WasmBackend, x: WasmTensor, windows: tuple[tuple[tuple[int, int,
     return b.binary("div", summed, b.expand(counts, shape), x.dtype)
 
 
-def _box_columns(width: int) -> str:
+def _boxes(b: WasmBackend, x: WasmTensor, windows: tuple[tuple[tuple[int, int], ...], ...],
+           op: str) -> WasmTensor:
+    """The sum or max (`op`) of float32 x over each box of its trailing ``len(windows)``
+    dims, a box being one (start, stop) window of each, clipped to the input: one
+    ``box_<op>_f32`` call a dim."""
+    nd = len(windows)
+    lead, spatial = x.shape[:-nd], x.shape[-nd:]
+    shape = (*lead, *(len(w) for w in windows))
+    if not math.prod(shape):
+        return b.empty(shape, x.dtype)
+    boxed = b.contiguous(x)
+    for d, (rows, n) in enumerate(zip(windows, spatial)):
+        axis = len(lead) + d
+        bounds = []
+        for start, stop in rows:
+            lo = min(max(start, 0), n)
+            bounds += [lo, max(min(stop, n), lo)]
+        table = _table(b, bounds, (len(rows), 2))
+        out = b.empty((*boxed.shape[:axis], len(rows), *boxed.shape[axis + 1:]), x.dtype)
+        b.capability_kernel(f"box_{op}_f32")(out.address, boxed.address,
+                                             math.prod(boxed.shape[:axis]), n,
+                                             math.prod(boxed.shape[axis + 1:]), len(rows),
+                                             table.address)
+        boxed = out
+    return boxed
+
+
+#: per box kernel: the f32x4 instruction that takes in a row, and the lanes it starts from
+#: (0 for a sum; -inf, as the bits of an i32, for a max)
+_BOX_OPS = {"sum": ("f32x4.add", 0), "max": ("f32x4.max", -8388608)}
+
+
+def _box_columns(width: int, op: str) -> str:
     """Columns $j.. of output $i of block $o, `width` at a time while `width` are left."""
     f = KINDS[float32]
     load, store = (f.load4, f.store4) if width == 4 else (f.load1, f.store1)
+    take, start = _BOX_OPS[op]
     label = f"c{width}"
     return f"""
         block ${label}_done loop ${label}
           local.get $j i32.const {width} i32.add local.get $inner i32.gt_u br_if ${label}_done
-          v128.const f32x4 0 0 0 0 local.set $acc
+          v128.const i32x4 {start} {start} {start} {start} local.set $acc
           local.get $x local.get $o local.get $length i32.mul local.get $start i32.add
           local.get $inner i32.mul local.get $j i32.add i32.const 2 i32.shl i32.add
           local.set $p
           local.get $stop local.get $start i32.sub local.set $l
           block ${label}_l_done loop ${label}_l
             local.get $l i32.const 0 i32.le_s br_if ${label}_l_done
-            local.get $acc local.get $p {load} f32x4.add local.set $acc
+            local.get $acc local.get $p {load} {take} local.set $acc
             local.get $p local.get $step i32.add local.set $p
             local.get $l i32.const 1 i32.sub local.set $l
             br ${label}_l
@@ -147,7 +176,11 @@ def _box_columns(width: int) -> str:
 
 
 def kernels() -> list[Function]:
-    """``box_sum_f32``."""
+    """``box_sum_f32`` and ``box_max_f32``."""
+    return [_box_kernel(op) for op in _BOX_OPS]
+
+
+def _box_kernel(op: str) -> Function:
     body = f"""
     local.get $inner i32.const 2 i32.shl local.set $step
     i32.const 0 local.set $o
@@ -160,8 +193,8 @@ def kernels() -> list[Function]:
         i32.load local.set $start
         local.get $p i32.load offset=4 local.set $stop
         i32.const 0 local.set $j
-        {_box_columns(4)}
-        {_box_columns(1)}
+        {_box_columns(4, op)}
+        {_box_columns(1, op)}
         local.get $i i32.const 1 i32.add local.set $i
         br $window
       end end
@@ -173,4 +206,4 @@ def kernels() -> list[Function]:
     local_vars = (*((name, "i32") for name in ("p", "o", "i", "j", "l", "start", "stop",
                                                 "step")),
                   ("acc", "v128"))
-    return [Function("box_sum_f32", params, body, locals=local_vars)]
+    return Function(f"box_{op}_f32", params, body, locals=local_vars)

@@ -11,7 +11,10 @@ What it measures, with the built site (``make site``) served from 127.0.0.1:
   warms its device with a prediction while it loads; the goal: under 200 ms);
 - per-image latency of that CNN: pyburn's time in the worker (the image to a tensor, the
   model, the read-back of the probabilities) against TF.js's time for the same steps, and
-  the page's whole round trip (drawing to bars) in the case text;
+  the page's whole round trip (drawing to bars) in the case text; and on wasm, the time of
+  predictions back to back as the page makes them (its forward pass captured, an image's
+  bytes in, the probabilities out) against TF.js wasm's (goal: at least 1x), which a page's
+  0.1 ms timer cannot round;
 - training throughput of the MNIST MLP (784-128-10, batch 64, Adam): pyburn in the page
   (``in_page.py``) on WebGPU, wasm and flex, and TF.js (``tfjs.html``) on its webgpu, cpu
   and wasm backends; pyburn's WebGPU against TF.js's WebGPU on the same adapter, and
@@ -63,6 +66,10 @@ PYBURN_TRAIN = """
 from pyburn.bench.web.in_page import train_throughput
 await train_throughput({device!r}, {seconds}, {repeat})
 """
+PYBURN_LATENCY = """
+from pyburn.bench.web.in_page import cnn_latency
+await cnn_latency({count}, {repeat})
+"""
 PYBURN_MATMUL = """
 from pyburn.bench.web.in_page import matmul_rate
 await matmul_rate({device!r}, {size}, {repeat})
@@ -77,6 +84,9 @@ TRAIN_PEERS = (("wgpu", "webgpu", Target("ratio", at_least=True, bound=1.0)),
                ("wasm", "wasm", Target("ratio", at_least=True, bound=1.0)),
                ("wasm", "cpu", None), ("flex", "cpu", None), ("flex", "wasm", None))
 COLD_START_TARGET = Target("value", at_least=False, bound=5.0, unit="s")
+LATENCY_TARGET = Target("ratio", at_least=True, bound=1.0)
+#: predictions a run of the back-to-back latency times
+BACK_TO_BACK = 200
 FIRST_AFTER_READY_TARGET = Target("value", at_least=False, bound=200.0, unit="ms")
 MODEL = "MNIST CNN"
 MLP = "MNIST MLP 784-128-10, batch 64, Adam"
@@ -192,6 +202,21 @@ def _training(web: _Browser, version: str, seconds: float, repeat: int,
     return rows
 
 
+def _latency(web: _Browser, digit: list[int], version: str, repeat: int,
+             quick: bool) -> list[Row]:
+    """The captured CNN's per-image latency on wasm against TF.js wasm's, both timed over
+    predictions back to back."""
+    count = BACK_TO_BACK // 10 if quick else BACK_TO_BACK
+    _progress(f"{count} predictions back to back on wasm, and TF.js on wasm ...")
+    context, page = web.open("playground.html")
+    ours = page.evaluate("(code) => window.pyburn.run(code)",
+                         PYBURN_LATENCY.format(count=count, repeat=repeat))
+    context.close()
+    theirs = web.tfjs("latencyBackToBack", "wasm", [v / 255 for v in digit], count, repeat)
+    return [_row(f"per-image latency ({MODEL}), wasm captured, {count} predictions back to "
+                 "back", "ms", ours, f"TF.js {version} wasm", theirs, LATENCY_TARGET, quick)]
+
+
 def _matmul(web: _Browser, version: str, repeat: int, quick: bool) -> list[Row]:
     """matmul's GFLOP/s on the wasm device against TF.js's wasm backend (reported)."""
     context, page = web.open("playground.html")
@@ -226,6 +251,7 @@ def measure(settings: Settings) -> list[Row]:
             version = page.evaluate("() => window.tfjsBench.version")
             context.close()
             rows = _inference(web, digit, version, repeat, settings.quick)
+            rows += _latency(web, digit, version, repeat, settings.quick)
             rows += _training(web, version, seconds, repeat, settings.quick)
             rows += _matmul(web, version, repeat, settings.quick)
         finally:

@@ -1,6 +1,9 @@
 """What ``pyburn bench web`` runs inside a page's Python: training throughput of the MNIST MLP,
 the same model, batch and optimizer as ``pyburn bench train`` and as the TF.js peer page
-(``tfjs.js``), timed the same way; and matmul's GFLOP/s.
+(``tfjs.js``), timed the same way; matmul's GFLOP/s; and the MNIST CNN's per-image latency
+on the wasm device as the draw-a-digit page predicts (its forward pass captured, an image's
+bytes in and the probabilities out), timed over predictions back to back, as ``tfjs.js``
+times TF.js's, so that a page's 0.1 ms timer does not round each one.
 
 A run trains in rounds of `ROUND` steps, each ended by a wait for the device (one read of a
 weight), until `seconds` of wall time have passed: work queued on a GPU is counted, and never
@@ -10,6 +13,7 @@ work in a few seconds). A training loop that reads its loss now and then does th
 
 from __future__ import annotations
 
+import struct
 import time
 
 from ..inputs import Floats
@@ -60,3 +64,26 @@ async def matmul_rate(device: str, size: int, repeat: int) -> list[float]:
         await once()
         rates.append(2 * size**3 / (time.perf_counter() - started) / 1e9)
     return rates
+
+
+async def cnn_latency(count: int, repeat: int) -> list[float]:
+    """Milliseconds per image of `repeat` runs of `count` predictions back to back by the
+    MNIST CNN (random weights) on wasm, captured: one image's float32 bytes in, its ten
+    probabilities out as Python floats."""
+    from ...backends.wasm.capture import capture  # import time: wasm only
+    from ...models.mnist import MnistCNN  # import time: the model zoo, for this row only
+    from ...nn import functional as F  # import time: for this row only
+
+    model = MnistCNN(device="wasm").eval()
+    image = Floats.random((1, 1, 28, 28), seed=5)
+    predict = capture(lambda x: F.softmax(model(x), dim=1), image.tensor("wasm"))
+    pixels = image.data.tobytes()
+    predict.raw(pixels)
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        for _ in range(count):
+            (scores,) = predict.raw(pixels)
+            struct.unpack("<10f", scores)
+        times.append((time.perf_counter() - started) * 1000 / count)
+    return times

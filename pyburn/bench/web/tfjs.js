@@ -84,6 +84,22 @@ async function latency(backend, image, count) {
   return times;
 }
 
+/** Milliseconds per image of `repeat` runs of `count` predictions back to back, after one
+ * untimed (as in_page.py's cnn_latency times pyburn's). */
+async function latencyBackToBack(backend, image, count, repeat) {
+  await use(backend);
+  const predict = cnn();
+  const pixels = new Float32Array(image);
+  await predict(pixels);
+  const times = [];
+  for (let run = 0; run < repeat; run++) {
+    const started = performance.now();
+    for (let i = 0; i < count; i++) await predict(pixels);
+    times.push((performance.now() - started) / count);
+  }
+  return times;
+}
+
 /** Samples per second of `repeat` runs on TF.js backend `backend` ("webgpu", "cpu", "wasm"). */
 async function train(backend, seconds, repeat) {
   await use(backend);
@@ -127,5 +143,5 @@ async function matmul(backend, size, repeat) {
   return rates;
 }
 
-window.tfjsBench = { firstPrediction, latency, train, matmul, version: tf.version.tfjs };
+window.tfjsBench = { firstPrediction, latency, latencyBackToBack, train, matmul, version: tf.version.tfjs };
 document.body.dataset.ready = "true";
