@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import metrics
 from .checkpoints import CheckpointManager
+from .control import Control, TrainingAborted
 from .learner import Learner
 from .metrics import (
     Accuracy,
@@ -29,9 +30,10 @@ from .metrics import (
 from .monitor import EarlyStopping, Monitor
 from .plot import plot_run
 from .render import Progress, Renderer, TerminalRenderer
-from .runlog import RunLog, read_metrics
+from .runlog import RunLog, read_events, read_metrics
 
-__all__ = ["Accuracy", "CheckpointManager", "ConfusionMatrix", "CpuMemory", "EarlyStopping",
-           "F1Score", "ItemsPerSecond", "Learner", "LearningRate", "Loss", "Metric", "Monitor",
-           "Precision", "Progress", "Recall", "Renderer", "RunLog", "TerminalRenderer",
-           "TopKAccuracy", "metrics", "plot_run", "read_metrics"]
+__all__ = ["Accuracy", "CheckpointManager", "ConfusionMatrix", "Control", "CpuMemory",
+           "EarlyStopping", "F1Score", "ItemsPerSecond", "Learner", "LearningRate", "Loss",
+           "Metric", "Monitor", "Precision", "Progress", "Recall", "Renderer", "RunLog",
+           "TerminalRenderer", "TopKAccuracy", "TrainingAborted", "metrics", "plot_run",
+           "read_events", "read_metrics"]

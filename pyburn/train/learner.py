@@ -13,6 +13,7 @@ the batches after the checkpoint, which then give the same numbers again.
 from __future__ import annotations
 
 import copy
+import math
 import os
 import platform
 import signal
@@ -39,6 +40,7 @@ from .batches import (
     start_epoch,
 )
 from .checkpoints import CheckpointManager
+from .control import Control, TrainingAborted
 from .interrupt import StopSignals
 from .metrics import Loss, Metric, StepOutput
 from .monitor import EarlyStopping, Monitor
@@ -74,7 +76,7 @@ class Learner:
       batches; the loss is always measured;
     - `device`: where to train; the model is moved there (``model.to``) in its autodiff
       form. Default: the device of the model's parameters;
-    - `run_dir`: the run's folder: checkpoints (``checkpoints/``), ``metrics.jsonl`` and
+    - `run_dir`: the run's folder: checkpoints (``checkpoints/``), ``events.jsonl`` and
       ``run.json``. Without it nothing is written and ``resume=True`` is refused;
     - `checkpoint_every`: also checkpoint after every that many batches (None: only at the
       end of each epoch); `keep_last` step checkpoints are kept;
@@ -86,7 +88,10 @@ class Learner:
       epoch's last, partial group is applied at its end);
     - `log_every`: compute and log the training metrics every that many batches (the
       only reads from the device in the loop);
-    - `renderer`: what shows progress; default `TerminalRenderer`, ``Renderer()`` for none.
+    - `renderer`: what shows progress; default `TerminalRenderer`, ``Renderer()`` for none;
+    - `control`: a `Control` through which another thread pauses, resumes, checkpoints,
+      stops or aborts the run between two steps (the Learner's own when None:
+      ``learner.control``).
 
     >>> import pyburn, pyburn.nn.functional as F
     >>> from pyburn.data import DataLoader, TensorDataset
@@ -117,7 +122,7 @@ class Learner:
                  best_mode: str | None = None, early_stopping: EarlyStopping | None = None,
                  grad_clip: float | None = None, accumulate: int = 1,
                  scheduler_interval: str = "epoch", log_every: int = 50,
-                 renderer: Renderer | None = None):
+                 renderer: Renderer | None = None, control: Control | None = None):
         if not getattr(optimizer, "param_groups", None):
             raise ArgumentError(f"Learner needs an optimizer with param_groups, got "
                                 f"{type(optimizer).__name__}")
@@ -145,6 +150,11 @@ class Learner:
         self.log_every = _positive_int("log_every", log_every)
         self.checkpoint_every = _positive_int("checkpoint_every", checkpoint_every, True)
         self.renderer = TerminalRenderer() if renderer is None else renderer
+        if control is not None and not isinstance(control, Control):
+            raise ArgumentError(f"control takes a pyburn.train.Control, got "
+                                f"{type(control).__name__}")
+        #: how another thread steers the run (pause, checkpoint, stop, abort)
+        self.control = Control() if control is None else control
         self.device = _training_device(model, device)
         if callable(getattr(model, "to", None)):
             model.to(self.device)
@@ -195,13 +205,14 @@ class Learner:
     def fit(self, train_loader: Iterable[Any], valid_loader: Iterable[Any] | None = None,
             epochs: int = 1, resume: bool = False) -> list[dict[str, Any]]:
         """Train until `epochs` epochs are complete (counting those of earlier calls and of
-        the run resumed), early stopping says stop, or SIGINT/SIGTERM arrives; returns the
-        history (one dict of metric values per epoch).
+        the run resumed), early stopping says stop, or SIGINT/SIGTERM or `control` asks
+        for a stop; returns the history (one dict of metric values per epoch).
 
         With `resume`, the newest checkpoint in the run folder is loaded first (when there
-        is none, training starts from scratch). A signal stops training after the current
-        batch, writes a checkpoint and sets `interrupted`; a second signal raises
-        KeyboardInterrupt at once.
+        is none, training starts from scratch). A signal or ``control.stop()`` stops
+        training after the current batch, writes a checkpoint and sets `interrupted`; a
+        second signal raises KeyboardInterrupt at once, ``control.abort()`` raises
+        `TrainingAborted` at the next step boundary, with no checkpoint.
         """
         _positive_int("epochs", epochs)
         for monitor in self._monitors():
@@ -209,6 +220,7 @@ class Learner:
                 raise ArgumentError(f"{monitor.key!r} is measured on validation data: pass "
                                     "valid_loader to fit()")
         self.interrupted = False
+        self.control.reset()
         resumed_from, position = None, 0
         if resume:
             if self.checkpoints is None:
@@ -222,6 +234,7 @@ class Learner:
                                 "resume=True to continue it, or choose another run_dir")
         if self.runlog is not None:
             self.runlog.write_config(self._config(train_loader, epochs, resumed_from))
+        self._status("started", epochs=epochs, resumed_from=resumed_from)
         self.renderer.start(epochs, self.epoch + 1, resumed_from)
         try:
             with StopSignals() as stop:
@@ -232,14 +245,16 @@ class Learner:
                             metric.reset()
                     started = time.perf_counter()
                     position = self._train_epoch(train_loader, epochs, position, stop)
-                    if stop.requested:
-                        self._interrupted(position, train_loader, stop.received)
+                    if stop.requested or self.control.stopping:
+                        self._interrupted(position, train_loader, stop)
                         break
                     self._end_epoch(train_loader, valid_loader, epochs, started)
                     position = 0
-                    if stop.requested:
-                        self._interrupted(0, None, stop.received)
+                    nan = self._nan(self.history[-1].get("train/loss"))
+                    if self._obey(0, train_loader, stop, nan):
+                        self._interrupted(0, None, stop)
                         break
+            self._status("ended")
         finally:
             if self.runlog is not None:
                 self.runlog.close()
@@ -262,19 +277,66 @@ class Learner:
             session_batches += 1
             session_items += items
             logged = position % self.log_every == 0 and position != batches
+            nan = False
             if logged:
                 values = self._compute(self.train_metrics)
                 self._log("train", values, position, batches, end=False)
                 shown = self._shown(self.train_metrics, values)
+                nan = self._nan(values.get("loss"))
             self.renderer.progress(Progress(
                 self.epoch + 1, epochs, position, batches, session_batches, session_items,
                 time.perf_counter() - started, shown, logged))
-            if stop.requested or (self.checkpoint_every and
-                                  self.step % self.checkpoint_every == 0):
+            leave = self._obey(position, loader, stop, nan)
+            if leave or (self.checkpoint_every and self.step % self.checkpoint_every == 0):
                 self._save(position, loader)
-            if stop.requested:
+            if leave:
                 break
         return position
+
+    def _nan(self, loss: Any) -> bool:
+        """Whether a loss value that is not finite pauses the run (`control.pause_on_nan`);
+        it asks for the pause."""
+        if not self.control.pause_on_nan or not isinstance(loss, (int, float)) or \
+                math.isfinite(loss):
+            return False
+        self.control.pause()
+        return True
+
+    def _obey(self, position: int, loader: Any, stop: StopSignals, nan: bool) -> bool:
+        """Carry out, between two steps, what `control` asks: a checkpoint, an abort
+        (raises `TrainingAborted`), a pause (waiting here until a resume, a stop or a
+        signal; `nan`: the loss asked for it). True where the loop must leave: a stop was
+        asked for, or a signal came."""
+        control = self.control
+        paused = False
+        while True:
+            if control.take_checkpoint():
+                self._save(position, loader)
+                path = None if self.checkpoints is None else self.checkpoints.latest()
+                self._status("checkpoint", path=path)
+                self.renderer.message(f"checkpoint at step {self.step}: {path}" if path else
+                                      "no checkpoint written: the Learner has no run_dir")
+            if control.aborting:
+                self._status("aborted")
+                self.renderer.message(f"aborted at step {self.step}, with no checkpoint")
+                raise TrainingAborted(f"training aborted at step {self.step}; the last "
+                                      "checkpoint is where fit(..., resume=True) goes on from")
+            if control.stopping or stop.requested:
+                return True
+            if not control.paused:
+                break
+            if not paused:
+                paused = True
+                reason = "nan" if nan else "asked"
+                self._status("paused", reason=reason)
+                self.renderer.message(
+                    f"paused at step {self.step}: the loss is not finite; resume or stop"
+                    if nan else f"paused at step {self.step}")
+            control.wait()
+        if paused:
+            self._status("resumed")
+            self.renderer.message(f"resumed at step {self.step}")
+        return False
 
     def _train_step(self, batch: Any) -> int:
         """Forward, backward, and an update when `accumulate` batches are in; returns the
@@ -350,14 +412,15 @@ class Learner:
             self.checkpoints.save_best(**self._parts(0, train_loader, self.runlog.sync()))
         self._save(0, train_loader)
 
-    def _interrupted(self, position: int, loader: Any, signum: int | None) -> None:
+    def _interrupted(self, position: int, loader: Any, stop: StopSignals) -> None:
         self.interrupted = True
         where = (f"after batch {position} of epoch {self.epoch + 1}" if loader is not None
                  else f"after epoch {self.epoch}")
         saved = (f"checkpoint {self.checkpoints.latest()}; fit(..., resume=True) goes on from "
                  "there" if self.checkpoints is not None else "nothing saved (no run_dir)")
-        name = signal.Signals(signum).name if signum else "a signal"
-        self.renderer.message(f"stopped by {name} {where}: {saved}")
+        by = "request" if stop.received is None else signal.Signals(stop.received).name
+        self._status("stopped", by=by)
+        self.renderer.message(f"stopped by {by} {where}: {saved}")
 
     # ---- evaluation --------------------------------------------------------------------------
     def evaluate(self, loader: Iterable[Any]) -> dict[str, Any]:
@@ -411,11 +474,15 @@ class Learner:
 
     def _log(self, split: str, values: dict[str, Any], batch: int | None,
              batches: int | None, end: bool) -> None:
-        if self.runlog is None:
-            return
-        self.runlog.append({"split": split, "epoch": self.epoch + 1, "batch": batch,
-                            "batches": batches, "step": self.step, "end": end,
-                            "time": time.time(), "metrics": values})
+        if self.runlog is not None:
+            self.runlog.append("metrics", split=split, epoch=self.epoch + 1, batch=batch,
+                               batches=batches, step=self.step, end=end, metrics=values)
+
+    def _status(self, state: str, **fields: Any) -> None:
+        """A "status" event in the run's record (see `runlog`)."""
+        if self.runlog is not None:
+            self.runlog.append("status", state=state, step=self.step, epoch=self.epoch,
+                               **fields)
 
     def _set_training(self, mode: bool) -> None:
         train = getattr(self.model, "train", None)

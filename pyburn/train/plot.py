@@ -1,4 +1,4 @@
-"""Training curves from a run's ``metrics.jsonl``: SVG written by hand (no dependency, so it
+"""Training curves from a run's ``events.jsonl``: SVG written by hand (no dependency, so it
 works anywhere pyburn does), PNG through matplotlib where it is installed, and the
 ``pyburn plot RUN_DIR`` command.
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ArgumentError, MissingExtraError
 from ..store import atomic_write
-from .runlog import METRICS, read_metrics
+from .runlog import EVENTS, read_metrics
 
 #: series name -> (colour, stroke width, whether points get markers)
 SERIES_STYLE = {
@@ -35,7 +35,7 @@ COLUMNS = 2
 
 
 def curves(records: list[dict[str, Any]]) -> Curves:
-    """metric name -> series name -> [(epoch, value)], from the lines of ``metrics.jsonl``;
+    """metric name -> series name -> [(epoch, value)], from the lines of ``events.jsonl``;
     non-scalar values (a confusion matrix) and non-finite ones are left out."""
     found: Curves = {}
     for record in records:
@@ -183,8 +183,8 @@ def plot_run(run_dir: str | os.PathLike[str], output: str | os.PathLike[str] | N
     ``RUN_DIR/curves.svg``; a ``.png`` name uses matplotlib), keeping only the metric names
     in `metrics` if given; returns the path written."""
     run_dir = os.fspath(run_dir)
-    if not os.path.exists(os.path.join(run_dir, METRICS)):
-        raise ArgumentError(f"{run_dir} has no {METRICS}: is it the run_dir of a Learner?")
+    if not os.path.exists(os.path.join(run_dir, EVENTS)):
+        raise ArgumentError(f"{run_dir} has no {EVENTS}: is it the run_dir of a Learner?")
     data = curves(read_metrics(run_dir))
     if metrics:
         unknown = sorted(set(metrics) - set(data))
@@ -193,7 +193,7 @@ def plot_run(run_dir: str | os.PathLike[str], output: str | os.PathLike[str] | N
                                 f"{', '.join(data) or 'none'}")
         data = {name: data[name] for name in metrics}
     if not data:
-        raise ArgumentError(f"{run_dir}/{METRICS} holds no scalar metric values yet")
+        raise ArgumentError(f"{run_dir}/{EVENTS} holds no scalar metric values yet")
     path = os.fspath(output) if output is not None else os.path.join(run_dir, "curves.svg")
     title = os.path.basename(os.path.abspath(run_dir))
     if path.lower().endswith(".png"):
@@ -207,7 +207,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``plot`` subcommand to the ``pyburn`` command's `subparsers`."""
     parser = subparsers.add_parser(
         "plot", help="draw the training curves of a run folder as SVG (or PNG)",
-        description="Draw the training curves logged in RUN_DIR/metrics.jsonl by "
+        description="Draw the training curves logged in RUN_DIR/events.jsonl by "
         "pyburn.train.Learner: one panel per metric, train and valid per epoch. SVG needs "
         "nothing; a .png output needs matplotlib.")
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the Learner's run_dir")

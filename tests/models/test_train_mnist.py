@@ -62,7 +62,7 @@ def test_cli_reports_accuracy_and_keeps_a_run_folder(fake_data, capsys):
     assert "test accuracy " in stdout and f"weights saved to {out}" in stdout
     assert store.load_metadata(str(out))["test_images"] == 32  # limit 48 > the 32 test images
     assert json.loads((run_dir / "run.json").read_text())["batches_per_epoch"] == 3
-    assert (run_dir / "metrics.jsonl").exists()
+    assert (run_dir / "events.jsonl").exists()
     # a second run into the same folder must say how to go on; --resume finds the run done
     assert main(args) == 1
     assert "resume" in capsys.readouterr().err

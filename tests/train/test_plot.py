@@ -102,7 +102,7 @@ def test_cli_writes_svg(run_dir, tmp_path, capsys):
 
 def test_cli_errors(tmp_path, run_dir, capsys):
     assert cli.main(["plot", str(tmp_path)]) == 1
-    assert "has no metrics.jsonl" in capsys.readouterr().err
+    assert "has no events.jsonl" in capsys.readouterr().err
     assert cli.main(["plot", str(run_dir), "--metric", "f1"]) == 1
     assert "no values of f1" in capsys.readouterr().err
 
