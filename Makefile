@@ -80,8 +80,8 @@ help:
 	@echo "make test          installs what is missing, then lint, typecheck, doctests, the"
 	@echo "                   desktop test suite, the suite inside Pyodide, the site's"
 	@echo "                   end-to-end tests and the conformance suite on WebGPU in headless"
-	@echo "                   Chromium; each stage timed (PYBURN_SKIP=wgpu,pyodide,browser"
-	@echo "                   skips those parts)"
+	@echo "                   Chromium; each stage timed (PYBURN_SKIP=wgpu,pyodide,browser,"
+	@echo "                   terminal skips those parts)"
 	@echo "make system-deps   install the Debian packages the tests need (scripts/system_deps.py)"
 	@echo "make lint          ruff and the import-layer contracts (lint-imports)"
 	@echo "make typecheck     mypy over pyburn against typecheck-baseline.txt, which may only"
@@ -102,12 +102,13 @@ help:
 	@echo "make clean         remove .venv, node_modules, build and site/dist"
 
 # Every stage in turn, each timed, with a closing table of what ran and what was skipped
-# (PYBURN_SKIP=wgpu,pyodide,browser skips those parts): scripts/stages.py lists the stages.
+# (PYBURN_SKIP=wgpu,pyodide,browser,terminal skips those parts): scripts/stages.py lists the
+# stages.
 test:
 	@$(PYTHON) scripts/stages.py --make "$(MAKE)"
 
 system-deps:
-	$(SYSTEM_DEPS) python wgpu browser
+	$(SYSTEM_DEPS) python wgpu browser terminal
 
 setup-python: $(DEV_STAMP)
 
@@ -136,7 +137,7 @@ typecheck: $(DEV_STAMP)
 
 # (npm's packages too: wabt is the reference of the wasm assembler's tests)
 test-desktop: $(DEV_STAMP) $(NPM_STAMP)
-	@$(SYSTEM_DEPS) wgpu
+	@$(SYSTEM_DEPS) wgpu terminal
 	$(BIN)/pyburn info
 	$(PYTEST)
 

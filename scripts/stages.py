@@ -27,6 +27,7 @@ PARTS = {
     "wgpu": "the wgpu backend's share of the desktop suite (a GPU adapter, or Mesa's CPU driver)",
     "pyodide": "the suites inside Pyodide under Node",
     "browser": "the demo site's end-to-end tests and the conformance suite on WebGPU, in Chromium",
+    "terminal": "the training dashboard's real-terminal tests of the desktop suite, in tmux",
 }
 #: a test runner's closing counts, as pytest prints them ("12 passed, 1 skipped in 3.2s")
 COUNTS = re.compile(r"\b(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)\b")

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: the parts of the project a package can be for (`make test` needs all of them)
-PARTS = ("python", "wgpu", "browser")
+PARTS = ("python", "wgpu", "browser", "terminal")
 #: seconds one apt-get call may take before it counts as failed
 APT_TIMEOUT_S = 900
 
@@ -50,6 +50,8 @@ PACKAGES = (
             "Playwright (WebGPU on its SwiftShader)", lambda system: system.has_chromium()),
     Package("fonts-liberation", "browser",
             "a font for the pages, so the end-to-end tests' screenshots are readable"),
+    Package("tmux", "terminal",
+            "a real terminal for the training dashboard's tests (keys sent, the screen read)"),
 )
 
 

@@ -45,7 +45,7 @@ from .interrupt import StopSignals
 from .metrics import Loss, Metric, StepOutput
 from .monitor import EarlyStopping, Monitor
 from .render import Progress, Renderer, TerminalRenderer
-from .runlog import RunLog
+from .runlog import RunLog, event_record
 
 
 def _positive_int(name: str, value: Any, allow_none: bool = False) -> Any:
@@ -91,7 +91,10 @@ class Learner:
     - `renderer`: what shows progress; default `TerminalRenderer`, ``Renderer()`` for none;
     - `control`: a `Control` through which another thread pauses, resumes, checkpoints,
       stops or aborts the run between two steps (the Learner's own when None:
-      ``learner.control``).
+      ``learner.control``);
+    - `dashboard`: "tui" opens the terminal dashboard around each `fit` (textual,
+      ``pip install 'pyburn[tui]'``; plain lines where stdout is not a terminal or textual
+      is missing). Its keys steer the run through `control`.
 
     >>> import pyburn, pyburn.nn.functional as F
     >>> from pyburn.data import DataLoader, TensorDataset
@@ -122,7 +125,8 @@ class Learner:
                  best_mode: str | None = None, early_stopping: EarlyStopping | None = None,
                  grad_clip: float | None = None, accumulate: int = 1,
                  scheduler_interval: str = "epoch", log_every: int = 50,
-                 renderer: Renderer | None = None, control: Control | None = None):
+                 renderer: Renderer | None = None, control: Control | None = None,
+                 dashboard: str | None = None):
         if not getattr(optimizer, "param_groups", None):
             raise ArgumentError(f"Learner needs an optimizer with param_groups, got "
                                 f"{type(optimizer).__name__}")
@@ -155,6 +159,9 @@ class Learner:
                                 f"{type(control).__name__}")
         #: how another thread steers the run (pause, checkpoint, stop, abort)
         self.control = Control() if control is None else control
+        if dashboard not in (None, "tui"):
+            raise ArgumentError(f"dashboard is 'tui' or None, got {dashboard!r}")
+        self.dashboard = dashboard
         self.device = _training_device(model, device)
         if callable(getattr(model, "to", None)):
             model.to(self.device)
@@ -214,6 +221,16 @@ class Learner:
         second signal raises KeyboardInterrupt at once, ``control.abort()`` raises
         `TrainingAborted` at the next step boundary, with no checkpoint.
         """
+        if self.dashboard == "tui":
+            from .dashboard.live import fit_in_dashboard  # import time: textual, when asked
+
+            title = self.run_dir or type(self.model).__name__
+            return fit_in_dashboard(
+                self, lambda: self._fit(train_loader, valid_loader, epochs, resume), title)
+        return self._fit(train_loader, valid_loader, epochs, resume)
+
+    def _fit(self, train_loader: Iterable[Any], valid_loader: Iterable[Any] | None,
+             epochs: int, resume: bool) -> list[dict[str, Any]]:
         _positive_int("epochs", epochs)
         for monitor in self._monitors():
             if monitor.split == "valid" and valid_loader is None:
@@ -254,7 +271,8 @@ class Learner:
                     if self._obey(0, train_loader, stop, nan):
                         self._interrupted(0, None, stop)
                         break
-            self._status("ended")
+            if not self.interrupted:
+                self._status("ended")
         finally:
             if self.runlog is not None:
                 self.runlog.close()
@@ -285,7 +303,7 @@ class Learner:
                 nan = self._nan(values.get("loss"))
             self.renderer.progress(Progress(
                 self.epoch + 1, epochs, position, batches, session_batches, session_items,
-                time.perf_counter() - started, shown, logged))
+                time.perf_counter() - started, shown, logged, self.step))
             leave = self._obey(position, loader, stop, nan)
             if leave or (self.checkpoint_every and self.step % self.checkpoint_every == 0):
                 self._save(position, loader)
@@ -474,15 +492,19 @@ class Learner:
 
     def _log(self, split: str, values: dict[str, Any], batch: int | None,
              batches: int | None, end: bool) -> None:
-        if self.runlog is not None:
-            self.runlog.append("metrics", split=split, epoch=self.epoch + 1, batch=batch,
-                               batches=batches, step=self.step, end=end, metrics=values)
+        self._record(event_record("metrics", split=split, epoch=self.epoch + 1, batch=batch,
+                                  batches=batches, step=self.step, end=end, metrics=values))
 
     def _status(self, state: str, **fields: Any) -> None:
-        """A "status" event in the run's record (see `runlog`)."""
+        """A "status" event (see `runlog`)."""
+        self._record(event_record("status", state=state, step=self.step, epoch=self.epoch,
+                                  **fields))
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """An event into the run's record, and to the renderer."""
         if self.runlog is not None:
-            self.runlog.append("status", state=state, step=self.step, epoch=self.epoch,
-                               **fields)
+            self.runlog.append(record)
+        self.renderer.event(record)
 
     def _set_training(self, mode: bool) -> None:
         train = getattr(self.model, "train", None)

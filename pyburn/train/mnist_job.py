@@ -59,7 +59,7 @@ def build_model(kind: str, device: Any = None) -> nn.Module:
 def train_mnist(model: str = "cnn", device: Any = None, epochs: int = 2, batch_size: int = 64,
                 lr: float = 3e-3, out: str | None = DEFAULT_OUT, run_dir: str | None = None,
                 resume: bool = False, seed: int = 0, limit: int | None = None,
-                renderer: Renderer | None = None) -> MnistResult:
+                renderer: Renderer | None = None, dashboard: str | None = None) -> MnistResult:
     """Train `model` ("cnn" or "mlp") on MNIST's training images for `epochs` epochs on
     `device` (default: the default device), measure it on the test images after every
     epoch, and save the weights to `out` (None: not saved) with the model's configuration,
@@ -67,7 +67,8 @@ def train_mnist(model: str = "cnn", device: Any = None, epochs: int = 2, batch_s
 
     `limit` uses only the first `limit` training and test images (a quick check). `run_dir`
     keeps the Learner's logs and checkpoints (see docs/train.md); `resume` goes on from its
-    newest checkpoint. The files are fetched into ``$PYBURN_DATA/mnist`` on first use.
+    newest checkpoint. `dashboard` "tui" opens the terminal dashboard (see `Learner`). The
+    files are fetched into ``$PYBURN_DATA/mnist`` on first use.
     """
     if limit is not None and limit < 1:
         raise ArgumentError(f"limit must be a positive number of images, got {limit}")
@@ -86,7 +87,7 @@ def train_mnist(model: str = "cnn", device: Any = None, epochs: int = 2, batch_s
                            steps_per_epoch=len(train_loader))
     learner = Learner(net, optimizer, nn.functional.cross_entropy, scheduler=scheduler,
                       scheduler_interval="step", metrics=[Accuracy()], device=base,
-                      run_dir=run_dir, renderer=renderer)
+                      run_dir=run_dir, renderer=renderer, dashboard=dashboard)
     learner.fit(train_loader, test_loader, epochs=epochs, resume=resume)
     if learner.interrupted or not learner.history:
         return MnistResult(net, float("nan"), float("nan"), learner.epoch,
@@ -134,6 +135,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "options: the one-cycle schedule is planned for the whole run)")
     parser.add_argument("--limit", type=_positive_int, default=None, metavar="N",
                         help="use only the first N training and test images (a quick check)")
+    parser.add_argument("--tui", action="store_true",
+                        help="show the training dashboard in the terminal: curves, progress, "
+                        "p pause, c checkpoint, s stop, k abort, ? help (needs pip install "
+                        "'pyburn[tui]'; plain lines where stdout is not a terminal)")
     parser.set_defaults(run=_main)
     return parser
 
@@ -158,7 +163,8 @@ def _main(args: argparse.Namespace) -> int:
           f"{args.lr:g}); the test set is measured after each epoch (shown as valid)",
           flush=True)
     result = train_mnist(args.model, base, args.epochs, args.batch_size, args.lr, args.out,
-                         args.run_dir, args.resume, args.seed, args.limit)
+                         args.run_dir, args.resume, args.seed, args.limit,
+                         dashboard="tui" if args.tui else None)
     minutes, seconds = divmod(round(result.seconds), 60)
     if result.interrupted:
         hint = (f"; `pyburn train mnist --run-dir {args.run_dir} --resume` goes on"

@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class Progress:
     metrics: dict[str, str]
     #: whether `metrics` were computed at this batch
     logged: bool
+    #: batches done over the whole run (every epoch, every session)
+    step: int = 0
 
 
 class Renderer:
@@ -53,6 +55,10 @@ class Renderer:
 
     def message(self, text: str) -> None:
         """A one-line notice (a checkpoint, early stopping, an interrupt)."""
+
+    def event(self, record: dict[str, Any]) -> None:
+        """An event of the run's record, as ``events.jsonl`` has it (see
+        `pyburn.train.runlog`), with or without a run folder."""
 
     def end(self) -> None:
         """Training is over."""

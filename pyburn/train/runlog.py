@@ -17,7 +17,8 @@ for appending, so a reader never sees half an event but the last line of a kille
   since the epoch's start (written every ``log_every`` batches).
 - ``"status"``: what the run is doing, with the ``step`` and ``epoch`` it is at: ``state``
   is "started" (with ``epochs`` and ``resumed_from``), "paused" (with a ``reason``: "asked"
-  or "nan"), "resumed", "checkpoint" (with its ``path``), "stopped", "aborted" or "ended".
+  or "nan"), "resumed", "checkpoint" (with its ``path``), "stopped" (with ``by``), "aborted"
+  or "ended" (every epoch done, or early stopping: a stopped run has not ended).
 
 A checkpoint records the log's length, and a resumed run cuts the log back to it, so the
 events of re-executed batches appear once.
@@ -54,14 +55,13 @@ class RunLog:
         text = json.dumps(config, indent=2, sort_keys=True, default=repr) + "\n"
         atomic_write(os.path.join(self.folder, CONFIG), [text.encode()])
 
-    def append(self, event: str, **fields: Any) -> None:
-        """Add one event of kind `event` (its line written whole at once, so that a reader
-        following the run live never sees part of it)."""
+    def append(self, record: dict[str, Any]) -> None:
+        """Add one event (`event_record`'s), its line written whole at once, so that a
+        reader following the run live never sees part of it."""
         if self._fd is None:
             os.makedirs(self.folder, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        line = json.dumps({"event": event, "time": time.time(), **fields}, allow_nan=True)
-        data = (line + "\n").encode()
+        data = (json.dumps(record, allow_nan=True) + "\n").encode()
         while data:  # a regular file takes it in one write; the loop is for the odd one
             data = data[os.write(self._fd, data):]
 
@@ -90,6 +90,11 @@ class RunLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def event_record(event: str, **fields: Any) -> dict[str, Any]:
+    """An event of kind `event` ("metrics", "status") with `fields`, stamped now."""
+    return {"event": event, "time": time.time(), **fields}
 
 
 def read_events(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:

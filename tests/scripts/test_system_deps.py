@@ -79,7 +79,8 @@ def test_every_part_has_packages_and_every_package_a_reason():
     (["python"], {"python3-venv"}),
     (["wgpu"], {"mesa-vulkan-drivers"}),
     (["browser"], {"chromium", "fonts-liberation"}),
-    (["python", "wgpu", "browser"], ALL),
+    (["terminal"], {"tmux"}),
+    (["python", "wgpu", "browser", "terminal"], ALL),
     ([], set()),
 ])
 def test_missing_packages_are_those_of_the_parts_asked_for(parts, wanted):
@@ -170,12 +171,13 @@ def test_the_real_probes_look_at_this_python_and_chromium(monkeypatch, tmp_path)
 
 
 def test_unknown_parts_are_refused():
-    with pytest.raises(SetupError, match="unknown part gpu: the parts are python, wgpu, browser"):
+    with pytest.raises(SetupError,
+                       match="unknown part gpu: the parts are python, wgpu, browser, terminal"):
         missing_packages(["gpu"], FakeSystem())
 
 
 def test_main_leaves_out_the_parts_pyburn_skip_names(monkeypatch, capsys):
-    monkeypatch.setenv("PYBURN_SKIP", "wgpu,browser")
+    monkeypatch.setenv("PYBURN_SKIP", "wgpu,browser,terminal")
     machine = FakeSystem(installed={"python3-venv"}, root=False)
     assert system_deps.main([], machine) == 0
     assert machine.calls == []
