@@ -22,6 +22,7 @@ from .onnx import cli as onnx_cli
 from .remote import cli as remote_cli
 from .runtime import IN_BROWSER
 from .train import mnist_job, plot
+from .train.dashboard import cli as dash_cli
 from .web import cli as web_cli
 
 _EPILOG = """\
@@ -32,6 +33,7 @@ examples:
   pyburn train mnist               train the MNIST CNN (what `make demo` runs), save its weights
   pyburn train mnist --model mlp --epochs 1 --run-dir runs/mlp
   pyburn plot runs/mlp             training curves of a Learner's run_dir, as SVG
+  pyburn dash runs/mlp runs/cnn    the training dashboard over runs (live ones followed)
   pyburn onnx convert model.onnx -o out/   an ONNX model as pyburn Python code + weights
   pyburn web build app.py -o dist/         an app as a static site (pyburn web serve dist/)
 """
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(commands)
     mnist_job.add_parser(commands)
     plot.add_parser(commands)
+    dash_cli.add_parser(commands)
     onnx_cli.add_parser(commands)
     remote_cli.add_parser(commands)
     web_cli.add_parser(commands)

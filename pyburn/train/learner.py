@@ -273,6 +273,11 @@ class Learner:
                         break
             if not self.interrupted:
                 self._status("ended")
+        except TrainingAborted:
+            raise
+        except BaseException as error:  # the record says how the run ended
+            self._status("failed", error=f"{type(error).__name__}: {error}")
+            raise
         finally:
             if self.runlog is not None:
                 self.runlog.close()

@@ -18,7 +18,8 @@ for appending, so a reader never sees half an event but the last line of a kille
 - ``"status"``: what the run is doing, with the ``step`` and ``epoch`` it is at: ``state``
   is "started" (with ``epochs`` and ``resumed_from``), "paused" (with a ``reason``: "asked"
   or "nan"), "resumed", "checkpoint" (with its ``path``), "stopped" (with ``by``), "aborted"
-  or "ended" (every epoch done, or early stopping: a stopped run has not ended).
+  "ended" (every epoch done, or early stopping: a stopped run has not ended) or "failed"
+  (with the ``error`` that ended it).
 
 A checkpoint records the log's length, and a resumed run cuts the log back to it, so the
 events of re-executed batches appear once.

@@ -165,3 +165,14 @@ def test_control_is_checked(dev):
     model, optimizer, _, _ = make_setup(dev)
     with pytest.raises(pyburn.PyburnError, match="Control"):
         Learner(model, optimizer, F.cross_entropy, control="pause")
+
+
+def test_a_run_that_raises_records_how_it_ended(dev, tmp_path):
+    def failing(outputs, targets):
+        raise RuntimeError("the loss broke")
+
+    learner, train, valid = learner_for(dev, tmp_path, loss_fn=failing)
+    with pytest.raises(RuntimeError):
+        learner.fit(train, valid, epochs=1)
+    last = [e for e in read_events(tmp_path) if e["event"] == "status"][-1]
+    assert (last["state"], last["error"]) == ("failed", "RuntimeError: the loss broke")

@@ -103,3 +103,14 @@ def _segment(start: tuple[int, int], end: tuple[int, int]) -> list[tuple[int, in
     steps = max(abs(bx - ax), abs(by - ay), 1)
     return [(ax + round((bx - ax) * k / steps), ay + round((by - ay) * k / steps))
             for k in range(steps + 1)]
+
+
+def summary_line(name: str, points: Sequence[Point], width: int) -> str:
+    """One series as a line of a summary table, its name padded to `width`: the last value,
+    the lowest and the highest with their x, and how many points."""
+    finite = [(y, x) for x, y in points if math.isfinite(y)]
+    if not finite:
+        return f"{name:{width}}{'-':>12}"
+    low, high = min(finite), max(finite)
+    return (f"{name:{width}}{points[-1][1]:>12.5g}{low[0]:>12.5g}{low[1]:>10g}"
+            f"{high[0]:>12.5g}{high[1]:>10g}{len(points):>8}")

@@ -52,7 +52,7 @@ class RunState:
     #: metric -> split ("train", "valid") -> [(step, value)]
     curves: dict[str, dict[str, list[tuple[int, float]]]] = field(default_factory=dict)
     where: Where = field(default_factory=Where)
-    #: "waiting", "running", "paused", "stopped", "aborted", "ended"
+    #: "waiting", "running", "paused", "stopped", "aborted", "ended", "failed"
     status: str = "waiting"
     #: why the run is paused ("asked", "nan"), when it is
     paused_for: str | None = None
@@ -61,6 +61,14 @@ class RunState:
     describe_status: bool = True
     messages: deque[str] = field(default_factory=lambda: deque(maxlen=MESSAGES))
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def clear(self) -> None:
+        """Forget everything taken in (a log read again from its start)."""
+        with self.lock:
+            self.curves.clear()
+            self.where = Where()
+            self.status, self.paused_for = "waiting", None
+            self.messages.clear()
 
     def apply(self, event: dict[str, Any]) -> None:
         """Take in one event of the run's record."""
@@ -87,10 +95,10 @@ class RunState:
             if self.status == "waiting":
                 self.status = "running"
 
-    def message(self, text: str) -> None:
-        """A line for the log, stamped with the wall time."""
+    def message(self, text: str, at: float | None = None) -> None:
+        """A line for the log, stamped with the wall time `at` (None: now)."""
         with self.lock:
-            self.messages.append(f"{time.strftime('%H:%M:%S')} {text}")
+            self.messages.append(f"{time.strftime('%H:%M:%S', time.localtime(at))} {text}")
 
     def metric_names(self) -> list[str]:
         """The scalar metrics seen so far, the loss first, the rest by name."""
@@ -133,8 +141,9 @@ class RunState:
             self.status, self.paused_for = "running", None
         elif state == "checkpoint":
             line += f": {event.get('path')}"
-        elif state in ("stopped", "aborted", "ended"):
+        elif state in ("stopped", "aborted", "ended", "failed"):
             self.status, self.paused_for = str(state), None
             line = f"{state}{' by ' + event['by'] if event.get('by') else ''} at step {step}"
+            line += f": {event['error']}" if event.get("error") else ""
         if self.describe_status:
-            self.message(line)
+            self.message(line, event.get("time"))

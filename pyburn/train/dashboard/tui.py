@@ -10,7 +10,8 @@ breaks the screen. Keys ``p`` pause/resume, ``c`` checkpoint, ``s`` stop after a
 checkpoint, ``k`` abort (after a confirmation), ``?`` help, ``q`` quit once the run is over.
 
 Given a `fit` function, the app runs it on a thread of its own when it starts and closes
-when it returns (`Learner(..., dashboard="tui")`); without one it only shows `state`.
+when it returns (`Learner(..., dashboard="tui")`); without one it shows runs, read only: one
+or several (`pyburn dash RUN...`: their curves in one chart), kept current by `poll`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -34,7 +35,7 @@ from textual.widgets import Footer, Label, ProgressBar, RichLog, Static, Tab, Ta
 
 from ..control import Control
 from ..metrics.system import resident_memory
-from .chart import downsample, draw, smooth
+from .chart import downsample, draw, smooth, summary_line
 from .state import RunState
 
 #: the plot kinds ↑/↓ cycle through, and the points "full" and "recent" draw
@@ -43,10 +44,13 @@ FULL_POINTS = 250
 RECENT_POINTS = 1000
 #: smoothing weights +/- step through
 SMOOTHING = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99)
-#: the colours of the splits' curves
+#: the colours of the splits' curves (one run), and of the curves of several runs in turn
 COLOURS = {"train": "cyan", "valid": "magenta"}
+PALETTE = ("cyan", "magenta", "green", "yellow", "bright_blue", "red", "white", "bright_cyan")
 #: seconds between two redraws
 REFRESH_S = 0.25
+#: the actions that steer a run (none in a read-only view)
+STEERING = ("pause", "checkpoint", "stop", "abort")
 #: what ``?`` shows
 HELP = """\
 p      pause / resume (at the next step boundary)
@@ -150,9 +154,11 @@ class Log(RichLog):
 
 
 class Dashboard(App[None]):
-    """The dashboard over `state`; `control` (None: a read-only view) takes the keys that
-    steer the run; `fit` (None: nothing to run) is run on a thread when the app starts, and
-    the app closes when it returns (`error` then holds what it raised)."""
+    """The dashboard over `runs` (a `RunState`, or several by name: the first is the one the
+    gauges follow); `control` (None: a read-only view) takes the keys that steer the run;
+    `fit` (None: nothing to run) is run on a thread when the app starts, and the app closes
+    when it returns (`error` then holds what it raised); `poll` is called before each redraw
+    (followers of run folders read their new events)."""
 
     TITLE = "pyburn"
     CSS = """
@@ -183,17 +189,20 @@ class Dashboard(App[None]):
         Binding("ctrl+c", "stop", "stop", show=False, priority=True),
     ]
 
-    def __init__(self, state: RunState, control: Control | None = None,
-                 fit: Callable[[], Any] | None = None, title: str = "training"):
+    def __init__(self, runs: RunState | Mapping[str, RunState], control: Control | None = None,
+                 fit: Callable[[], Any] | None = None, title: str = "training",
+                 poll: Callable[[], object] | None = None):
         super().__init__()
-        self.state, self.control, self._fit = state, control, fit
+        self.runs = {title: runs} if isinstance(runs, RunState) else dict(runs)
+        self.state = next(iter(self.runs.values()))
+        self.control, self._fit, self._poll = control, fit, poll
         self.sub_title = title
         self.kind = 0
         self.smoothing = 2
         self.metric: str | None = None
         self.error: BaseException | None = None
         self.result: Any = None
-        self._shown_messages = 0
+        self._shown_messages = {name: 0 for name in self.runs}
         self._cpu: tuple[Any, float | None] = (os.times(), None)
         #: the thread running `fit`, once started
         self.trainer: threading.Thread | None = None
@@ -237,14 +246,16 @@ class Dashboard(App[None]):
 
     # ---- drawing ---------------------------------------------------------------------
     def refresh_view(self) -> None:
-        """Redraw everything from the state (on a timer, and after each key)."""
-        with self.state.lock:
-            names = self.state.metric_names()
-            self._tabs(names)
-            self._chart()
-            self._gauges()
-            self._status()
-            self._logs()
+        """Redraw everything from the runs' states (on a timer, and after each key)."""
+        if self._poll is not None:
+            self._poll()
+        names = sorted({name for state in self.runs.values() for name in state.metric_names()},
+                       key=lambda name: (name != "loss", name))
+        self._tabs(names)
+        self._chart()
+        self._gauges()
+        self._status()
+        self._logs()
 
     def _tabs(self, names: list[str]) -> None:
         tabs = self.query_one(Tabs)
@@ -272,9 +283,9 @@ class Dashboard(App[None]):
             return
         chart.border_title = (f"{self.metric}  ·  {kind}"
                               + (f"  ·  smoothing {weight:g}" if kind != "summary" else ""))
-        series = self.state.series(self.metric)
+        series = self._series(self.metric)
         if kind == "summary":
-            chart.update(_summary(series))
+            chart.update(_summary(series, self._colours(list(series))))
             return
         shown = {}
         for split, points in series.items():
@@ -284,7 +295,19 @@ class Dashboard(App[None]):
                 else smooth(points, weight)
         width = max(chart.size.width - 2, 10)
         height = max(chart.size.height - 1, 2)
-        chart.update(_render(shown, width, height))
+        chart.update(_render(shown, width, height, self._colours(list(shown))))
+
+    def _series(self, metric: str) -> dict[str, list[tuple[int, float]]]:
+        """`metric`'s curves: by split for one run, by run and split for several."""
+        if len(self.runs) == 1:
+            return self.state.series(metric)
+        return {f"{name} {split}": points for name, state in self.runs.items()
+                for split, points in state.series(metric).items()}
+
+    def _colours(self, names: list[str]) -> list[str]:
+        if len(self.runs) == 1:
+            return [COLOURS.get(name, "white") for name in names]
+        return [PALETTE[k % len(PALETTE)] for k in range(len(names))]
 
     def _gauges(self) -> None:
         where = self.state.where
@@ -314,31 +337,43 @@ class Dashboard(App[None]):
             cpu = 100 * (now.user + now.system - before.user - before.system) / wall
             self._cpu = (now, cpu)
         memory = resident_memory()
-        lines = [f"status  {status}", f"step    {self.state.where.step:,}",
-                 f"cpu     {'-' if cpu is None else f'{cpu:.0f}%'}",
-                 f"memory  {'-' if memory is None else f'{memory / 2**20:,.0f} MiB'}"]
+        if len(self.runs) == 1:
+            lines = [f"status  {status}", f"step    {self.state.where.step:,}"]
+        else:
+            lines = [f"{name}: {state.status}, step {state.where.step:,}"
+                     for name, state in self.runs.items()]
+        lines += [f"cpu     {'-' if cpu is None else f'{cpu:.0f}%'}",
+                  f"memory  {'-' if memory is None else f'{memory / 2**20:,.0f} MiB'}"]
         if self.control is None:
             lines.append("(read only)")
         self.query_one("#status", Static).update("\n".join(lines))
+        shown = status if len(self.runs) == 1 else f"{len(self.runs)} runs"
         self.query_one("#title", Static).update(
             Text.assemble(("pyburn ", "bold"), (self.sub_title, ""), "  ",
-                          (status, "bold reverse" if "PAUSED" in status else "bold")))
+                          (shown, "bold reverse" if "PAUSED" in shown else "bold")))
 
     def _logs(self) -> None:
-        messages = list(self.state.messages)
         log = self.query_one(Log)
-        for line in messages[self._shown_messages:]:
-            log.add(line)
-        self._shown_messages = len(messages)
+        for name, state in self.runs.items():
+            messages = list(state.messages)
+            if len(messages) < self._shown_messages[name]:  # read again from the start
+                self._shown_messages[name] = 0
+            for line in messages[self._shown_messages[name]:]:
+                log.add(line if len(self.runs) == 1 else f"{name}: {line}")
+            self._shown_messages[name] = len(messages)
         for line in self._captured.take():
             log.add(line)
 
     # ---- keys ------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The keys that steer a run are not offered by a read-only view."""
+        return self.control is not None or action not in STEERING
+
     def _steer(self, what: str) -> bool:
         if self.control is None:
             self.notify("this view is read only", severity="warning")
             return False
-        if self.state.status in ("stopped", "aborted", "ended"):
+        if self.state.status in ("stopped", "aborted", "ended", "failed"):
             self.notify(f"the run has {self.state.status}", severity="warning")
             return False
         return True
@@ -400,38 +435,33 @@ class Dashboard(App[None]):
         self.exit()
 
 
-def _render(series: dict[str, list[tuple[float, float]]], width: int, height: int) -> Text:
-    """The curves as coloured Braille, with the value range and a legend."""
+def _render(series: dict[str, list[tuple[float, float]]], width: int, height: int,
+            colours: list[str]) -> Text:
+    """The curves as Braille in `colours` (one a series), with the value range and a
+    legend."""
     cells = draw(series, width, height - 1)
-    splits = list(series)
     text = Text()
     for row in cells:
         for char, owner in row:
-            text.append(char, COLOURS.get(splits[owner], "white") if owner is not None else "")
+            text.append(char, colours[owner] if owner is not None else "")
         text.append("\n")
     values = [y for points in series.values() for _, y in points if math.isfinite(y)]
     if values:
         text.append(f"{min(values):.4g} … {max(values):.4g}   ", "dim")
-    for split, points in series.items():
+    for (name, points), colour in zip(series.items(), colours):
         last = points[-1][1] if points else math.nan
-        text.append(f"■ {split} {last:.4g}  ", COLOURS.get(split, "white"))
+        text.append(f"■ {name} {last:.4g}  ", colour)
     return text
 
 
-def _summary(series: dict[str, list[tuple[int, float]]]) -> Text:
-    """Per split: the last value, the lowest and the highest with their steps, the count."""
+def _summary(series: dict[str, list[tuple[int, float]]], colours: list[str]) -> Text:
+    """Per series: the last value, the lowest and the highest with their steps, the count."""
     text = Text()
-    text.append(f"{'split':8}{'last':>12}{'min':>12}{'at step':>10}{'max':>12}{'at step':>10}"
-                f"{'points':>8}\n", "bold")
-    for split, points in series.items():
-        finite = [(y, x) for x, y in points if math.isfinite(y)]
-        if not finite:
-            text.append(f"{split:8}{'-':>12}\n")
-            continue
-        low, high = min(finite), max(finite)
-        text.append(f"{split:8}{points[-1][1]:>12.5g}{low[0]:>12.5g}{low[1]:>10}"
-                    f"{high[0]:>12.5g}{high[1]:>10}{len(points):>8}\n",
-                    COLOURS.get(split, "white"))
+    width = max([8, *(len(name) + 2 for name in series)])
+    text.append(f"{'series':{width}}{'last':>12}{'min':>12}{'at step':>10}{'max':>12}"
+                f"{'at step':>10}{'points':>8}\n", "bold")
+    for (name, points), colour in zip(series.items(), colours):
+        text.append(summary_line(name, points, width) + "\n", colour)
     return text
 
 

@@ -206,3 +206,25 @@ def test_without_a_terminal_a_fit_shows_plain_lines(capsys):
     assert "epoch 1/1" in out and len(history) == 1 and not math.isnan(history[0]["train/loss"])
     with pytest.raises(pyburn.PyburnError, match="dashboard"):
         Learner(model, optimizer, F.cross_entropy, dashboard="gui")
+
+
+def test_several_runs_share_each_chart_and_a_read_only_view_offers_no_steering():
+    other = filled_state()
+    other.apply({"event": "status", "state": "failed", "step": 60, "epoch": 1,
+                 "error": "RuntimeError: boom"})
+    polls = []
+    app = Dashboard({"first": filled_state(), "second": other}, poll=lambda: polls.append(1))
+
+    async def scenario():
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.3)
+            chart = text(app, "#chart")
+            for legend in ("■ first train", "■ first valid", "■ second train", "■ second valid"):
+                assert legend in chart
+            status = text(app, "#status")
+            assert "first: running, step 60" in status and "second: failed, step 60" in status
+            assert not app.check_action("pause", ()) and app.check_action("kind", (1,))
+            assert any("second: " in line and "failed at step 60: RuntimeError: boom" in line
+                       for line in app.query_one(Log).lines_shown)
+    run(scenario)
+    assert polls  # the followers are asked before each redraw
