@@ -1,7 +1,8 @@
 """``pyburn dash RUN [RUN...]``: the dashboard over run folders, read only. It follows runs
 that are still training (their new events appear as they are written) and draws several
 runs' curves in one chart. Where it cannot open (stdout is not a terminal, textual is
-missing) it prints each run's summary instead."""
+missing) it prints each run's summary instead. ``--web`` serves the same views as a local
+web page (`web`)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(run_dir: the folder with events.jsonl), read only: a finished run, or one still "
         "training (followed as it writes). Several runs share each metric's chart. Keys: "
         "<-/-> metric, up/down plot kind, +/- smoothing, ? help, q quit. Without a terminal "
-        "(or without textual: pip install 'pyburn[tui]') it prints each run's summary.")
+        "(or without textual: pip install 'pyburn[tui]') it prints each run's summary. "
+        "--web serves the same views as a local web page instead.")
     parser.add_argument("runs", nargs="+", metavar="RUN", help="a Learner's run_dir")
+    parser.add_argument("--web", action="store_true",
+                        help="serve the dashboard as a web page (until Ctrl-C) and print its "
+                        "address")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="with --web: the address to listen on (default 127.0.0.1: this "
+                        "machine only)")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="with --web: the port (default 8765; 0 picks a free one)")
     parser.set_defaults(run=_main)
     return parser
 
@@ -45,6 +55,8 @@ def labels(folders: list[str]) -> list[str]:
 
 def _main(args: argparse.Namespace) -> int:
     followers = {name: Follower(folder) for name, folder in zip(labels(args.runs), args.runs)}
+    if args.web:
+        return _serve(followers, args.host, args.port)
     for follower in followers.values():
         follower.poll()
     reason = unavailable_reason()
@@ -59,6 +71,20 @@ def _main(args: argparse.Namespace) -> int:
     app = Dashboard(states, title=", ".join(followers),
                     poll=lambda: [follower.poll() for follower in followers.values()])
     app.run()
+    return 0
+
+
+def _serve(followers: dict[str, Follower], host: str, port: int) -> int:
+    from .web import make_server  # import time: http.server, for --web only
+
+    server = make_server([(name, f.folder) for name, f in followers.items()], host, port)
+    print(f"pyburn dash: http://{host}:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

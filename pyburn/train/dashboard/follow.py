@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from ...errors import ArgumentError
 from ..runlog import EVENTS
@@ -33,21 +34,28 @@ class Follower:
 
     def poll(self) -> int:
         """Take in the events written since the last call; returns how many."""
-        try:
-            size = self.path.stat().st_size
-        except FileNotFoundError:
-            return 0
-        if size < self._offset:  # cut back by a resume: start again
+        events, self._offset, again = read_since(self.path, self._offset)
+        if again:
             self.state.clear()
-            self._offset = 0
-        if size == self._offset:
-            return 0
-        with open(self.path, "rb") as file:
-            file.seek(self._offset)
-            data = file.read(size - self._offset)
-        complete = data[:data.rfind(b"\n") + 1]  # a line still being written waits
-        self._offset += len(complete)
-        lines = complete.decode("utf-8").splitlines()
-        for line in lines:
-            self.state.apply(json.loads(line))
-        return len(lines)
+        for event in events:
+            self.state.apply(event)
+        return len(events)
+
+
+def read_since(path: Path, offset: int) -> tuple[list[dict[str, Any]], int, bool]:
+    """The complete events of the log at `path` from byte `offset` on, the offset to read
+    from next, and whether they start again from the beginning (the log got shorter: a
+    resume cut it back). A log not written yet has none."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return [], 0, offset > 0
+    again = size < offset
+    if again:
+        offset = 0
+    with open(path, "rb") as file:
+        file.seek(offset)
+        data = file.read(size - offset)
+    complete = data[:data.rfind(b"\n") + 1]  # a line still being written waits
+    return ([json.loads(line) for line in complete.decode("utf-8").splitlines()],
+            offset + len(complete), again)
