@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+from pyburn.train.dashboard.web import PAGE
 from pyburn.web import compress, pyodide
 from pyburn.web.build import LOADER_FILES, MANIFEST, RUNTIME
 from pyburn.web.wheel import browser_files, write_wheel
@@ -54,6 +55,8 @@ def build(weights: Path, out: Path, source: Path) -> None:
     (out / "web").mkdir()
     for name in LOADER_FILES:
         shutil.copy2(RUNTIME / name, out / "web" / name)
+    # the dashboard's fold of a run's events: the train page draws from the same events
+    shutil.copy2(PAGE / "events.js", out / "run-events.js")
     lock = json.loads((source / pyodide.LOCK).read_text())["packages"]
     packages = [name for name in OPTIONAL_PACKAGES
                 if name in lock and (source / lock[name]["file_name"]).is_file()]

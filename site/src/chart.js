@@ -17,6 +17,11 @@ export class Chart {
     this.series.get(name).points.push([x, y]);
   }
 
+  /** Replaces a series' points ([x, y] pairs). */
+  set(name, points) {
+    this.series.get(name).points = points;
+  }
+
   clear() {
     for (const s of this.series.values()) s.points = [];
     this.draw();

@@ -1,8 +1,11 @@
 // The train page: starts, pauses, resumes and stops training in the worker (py/train.py),
-// draws the loss and accuracy as they come, and saves the weights.
+// draws the loss and accuracy as they come, and saves the weights. The worker sends the
+// run's events in the format of a Learner's events.jsonl; the page folds them as
+// `pyburn dash` does (run-events.js, the dashboard's own) and draws the folded curves.
 
 import { Chart } from "./chart.js";
 import { deviceSwitch, runFile, startPyburn } from "./common.js";
+import { apply, freshRun } from "./run-events.js";
 
 const $ = (id) => document.getElementById(id);
 const chart = new Chart($("chart"));
@@ -16,8 +19,9 @@ const device = deviceSwitch($("devices"), py);
 await runFile(py, "py/train.py");
 await py.call("load", new URL("data/mnist-subset.safetensors", location.href).href);
 
-/** What the page offers scripts (and the end-to-end tests). */
-const page = { state: "idle", progress: [], epochs: [], summary: null };
+/** What the page offers scripts (and the end-to-end tests): the run's state as folded from
+ * its events, and each batch's and each epoch's values. */
+const page = { state: "idle", run: freshRun("browser"), progress: [], epochs: [], summary: null };
 window.trainDemo = page;
 
 function setState(state) {
@@ -33,26 +37,39 @@ function setState(state) {
   if (!running && !py.gpu.available) $("devices").querySelector('[value="wgpu"]').disabled = true;
 }
 
-py.on("progress", (p) => {
-  page.progress.push(p);
-  chart.add("loss", p.step, p.loss);
-  chart.add("accuracy", p.step, p.accuracy);
+/** The chart's series from the folded curves. */
+function drawRun() {
+  const curves = page.run.curves;
+  chart.set("loss", curves.loss?.train ?? []);
+  chart.set("accuracy", curves.accuracy?.train ?? []);
+  chart.set("test", curves.accuracy?.valid ?? []);
   chart.draw();
-  $("epoch").textContent = p.epoch;
-  $("step").textContent = p.step;
-  $("loss").textContent = p.loss.toFixed(4);
-  $("speed").textContent = `${Math.round(p.samples_per_s).toLocaleString("en")} images/s`;
-});
-py.on("epoch", (e) => {
-  page.epochs.push(e);
-  chart.add("test", e.step, e.test_accuracy);
-  chart.draw();
-  $("test").textContent = `${(100 * e.test_accuracy).toFixed(1)}% after epoch ${e.epoch}`;
+}
+
+py.on("run-event", (event) => {
+  apply(page.run, event);
+  if (event.event === "metrics" && event.split === "train") {
+    const { loss, accuracy, samples_per_s: speed } = event.metrics;
+    page.progress.push({ step: event.step, epoch: event.epoch, loss, accuracy });
+    $("epoch").textContent = event.epoch;
+    $("step").textContent = event.step;
+    $("loss").textContent = loss.toFixed(4);
+    $("speed").textContent = `${Math.round(speed).toLocaleString("en")} images/s`;
+  } else if (event.event === "metrics") {
+    const tested = event.metrics.accuracy;
+    page.epochs.push({ epoch: event.epoch, step: event.step, test_accuracy: tested });
+    $("test").textContent = `${(100 * tested).toFixed(1)}% after epoch ${event.epoch}`;
+  } else if (page.state !== "idle" && ["paused", "resumed"].includes(event.state)) {
+    // the loop holds after the batch in flight, and says so
+    setState(event.state === "paused" ? "paused" : "training");
+  }
+  drawRun();
 });
 
 $("start").addEventListener("click", async () => {
   page.progress = [];
   page.epochs = [];
+  page.run = freshRun("browser");
   page.summary = null;
   chart.clear();
   setState("training");
@@ -66,8 +83,6 @@ $("start").addEventListener("click", async () => {
     $("status").className = "status error";
   }
 });
-// The loop holds after the batch in flight, and says so with a "state" event.
-py.on("state", (state) => page.state !== "idle" && setState(state));
 $("pause").addEventListener("click", async () => {
   if (page.state === "training") {
     setState("pausing");

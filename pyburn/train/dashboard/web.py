@@ -23,6 +23,7 @@ PAGE = Path(__file__).with_name("page")
 #: the page's files and their types
 FILES = {"/": ("index.html", "text/html; charset=utf-8"),
          "/dash.js": ("dash.js", "text/javascript; charset=utf-8"),
+         "/events.js": ("events.js", "text/javascript; charset=utf-8"),
          "/dash.css": ("dash.css", "text/css; charset=utf-8")}
 #: seconds a connection may stay silent before it is closed
 CONNECTION_SECONDS = 30

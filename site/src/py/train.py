@@ -2,11 +2,14 @@
 ``async`` loop that hands control back to the browser between batches, so that `pause`,
 `resume` and `stop` (separate calls from the page) take effect at once.
 
-Progress goes to the page as events (``pyburn_web.emit``): "progress" after every batch
-(the loss and accuracy of the batch, samples per second), "epoch" after every epoch (the
-accuracy on the held-out images), and "state" when training actually holds ("paused") and
-goes on ("training"). `weights` gives the trained weights as a safetensors file
-that ``pyburn.store.load`` reads on the desktop.
+Progress goes to the page as the records a Learner writes to its run's ``events.jsonl``
+(``pyburn.train.runlog``), each emitted as a "run-event" (``pyburn_web.emit``), so that the
+page draws its chart from the same events as ``pyburn dash``: a "metrics" event after every
+batch (split "train": the batch's loss and accuracy, samples per second) and after every
+epoch (split "valid": the accuracy on the held-out images), and "status" events when
+training starts, actually holds ("paused": the batch in flight is done), goes on
+("resumed"), and ends ("ended", or "stopped" by request). `weights` gives the trained
+weights as a safetensors file that ``pyburn.store.load`` reads on the desktop.
 """
 
 import asyncio
@@ -21,6 +24,7 @@ from pyburn.data import DataLoader, TensorDataset
 from pyburn.models import MnistMLP
 from pyburn.nn import functional as F
 from pyburn.optim import Adam
+from pyburn.train.runlog import event_record
 
 #: seconds between hand-overs to the browser while training runs
 YIELD_EVERY = 0.05
@@ -39,6 +43,11 @@ def _images(split, device):
     """A split's images as float (N, 1, 28, 28) in [0, 1] and its labels, on `device`."""
     images = _data[f"{split}_images"].to(device)
     return (images.float() / 255).unsqueeze(1), _data[f"{split}_labels"].to(device)
+
+
+def _record(event, **fields):
+    """One event of the run's record, to the page."""
+    emit("run-event", event_record(event, **fields))
 
 
 def pause():
@@ -79,13 +88,14 @@ async def train(device, hidden=64, epochs=3, batch_size=64, lr=1e-3):
                         seed=0)
     step, seen, busy = 0, 0, 0.0
     handed_over = time.perf_counter()
+    _record("status", state="started", step=0, epoch=0, epochs=epochs, resumed_from=None)
     for epoch in range(1, epochs + 1):
-        for images, labels in loader:
-            if _state["paused"]:
-                emit("state", "paused")  # the batch in flight when pause() came is done
+        for batch, (images, labels) in enumerate(loader, 1):
+            if _state["paused"]:  # the batch in flight when pause() came is done
+                _record("status", state="paused", reason="asked", step=step, epoch=epoch - 1)
                 while _state["paused"] and not _state["stopped"]:
                     await asyncio.sleep(0.05)
-                emit("state", "training")
+                _record("status", state="resumed", step=step, epoch=epoch - 1)
             if _state["stopped"]:
                 break
             started = time.perf_counter()
@@ -99,17 +109,22 @@ async def train(device, hidden=64, epochs=3, batch_size=64, lr=1e-3):
             busy += time.perf_counter() - started
             step += 1
             seen += labels.shape[0]
-            emit("progress", {"step": step, "epoch": epoch, "loss": loss_value,
-                              "accuracy": right_value / labels.shape[0],
-                              "samples_per_s": seen / busy})
+            _record("metrics", split="train", epoch=epoch, batch=batch, batches=len(loader),
+                    step=step, end=False,
+                    metrics={"loss": loss_value, "accuracy": right_value / labels.shape[0],
+                             "samples_per_s": seen / busy})
             if time.perf_counter() - handed_over > YIELD_EVERY:
                 await asyncio.sleep(0)  # the browser handles pause/stop requests here
                 handed_over = time.perf_counter()
         if _state["stopped"]:
             break
         _state["epochs"] = epoch
-        emit("epoch", {"epoch": epoch, "step": step,
-                       "test_accuracy": await _accuracy(model, test_x, test_y)})
+        _record("metrics", split="valid", epoch=epoch, batch=None, batches=None, step=step,
+                end=True, metrics={"accuracy": await _accuracy(model, test_x, test_y)})
+    if _state["stopped"]:
+        _record("status", state="stopped", by="request", step=step, epoch=_state["epochs"])
+    else:
+        _record("status", state="ended", step=step, epoch=_state["epochs"])
     return {"steps": step, "epochs": _state["epochs"], "stopped": _state["stopped"],
             "samples_per_s": seen / busy if busy else 0.0}
 

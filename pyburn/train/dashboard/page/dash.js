@@ -3,6 +3,8 @@
 // (pyburn/train/dashboard/state.py), drawn as one SVG chart per metric with every run and
 // split in it, and the same plot kinds and smoothing as the terminal dashboard.
 
+import { apply, freshRun } from "./events.js";
+
 const POLL_MS = 1000;
 const FULL_POINTS = 250;
 const RECENT_POINTS = 1000;
@@ -17,44 +19,6 @@ const MARKED = 50;
 
 const $ = (id) => document.getElementById(id);
 const view = { runs: [], metric: null, kind: "full", smoothing: 0.6 };
-
-/** A run's state: what RunState holds. */
-function freshRun(name) {
-  return { name, offset: 0, curves: {}, status: "waiting", pausedFor: null, step: 0, epoch: 0,
-           epochs: 0, messages: [] };
-}
-
-/** Takes in one event, as RunState.apply does. */
-function apply(run, event) {
-  run.step = Math.max(run.step, event.step ?? 0);
-  if (event.event === "metrics") {
-    for (const [name, value] of Object.entries(event.metrics ?? {})) {
-      if (typeof value !== "number" && value !== null) continue;  // null: not finite
-      const splits = (run.curves[name] ??= {});
-      (splits[event.split] ??= []).push([event.step, value]);
-    }
-    if (event.split === "train" && event.batch !== null) run.epoch = event.epoch;
-    if (run.status === "waiting") run.status = "running";
-  } else if (event.event === "status") {
-    const state = event.state;
-    let line = `${state} at step ${event.step}`;
-    if (state === "started") {
-      Object.assign(run, { status: "running", pausedFor: null, epochs: event.epochs ?? 0,
-                           epoch: (event.epoch ?? 0) + 1 });
-    } else if (state === "paused") {
-      Object.assign(run, { status: "paused", pausedFor: event.reason ?? "asked" });
-      if (run.pausedFor === "nan") line += ": the loss is not finite";
-    } else if (state === "resumed") {
-      Object.assign(run, { status: "running", pausedFor: null });
-    } else if (["stopped", "aborted", "ended", "failed"].includes(state)) {
-      Object.assign(run, { status: state, pausedFor: null });
-      if (event.by) line = `${state} by ${event.by} at step ${event.step}`;
-      if (event.error) line += `: ${event.error}`;
-    }
-    const at = new Date((event.time ?? 0) * 1000).toTimeString().slice(0, 8);
-    run.messages.push(`${at} ${line}`);
-  }
-}
 
 /** TensorBoard's debiased moving average; null (not finite) passes through. */
 function smooth(points, weight) {
