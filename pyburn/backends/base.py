@@ -116,6 +116,11 @@ class Backend:
         size in bytes: what a server counts against a session's memory limit."""
         raise NotImplementedError
 
+    def memory_in_use(self) -> int | None:
+        """Bytes of the device's own memory its tensors hold now (a GPU's buffers, the wasm
+        memory's), or None where the tensors live in the process's memory (cpu, flex)."""
+        return None
+
     # ---- queued work (a GPU) ------------------------------------------------------------
     def read_hooks(self) -> list[ReadHook] | None:
         """None (the default) where a read returns at once, so the tensor layer may read a

@@ -161,6 +161,10 @@ class LazyBackend(Backend, ABC):
             return self.inner.footprint(self.ready(x))
         return x.tensor, x.tensor.numel * x.tensor.dtype.itemsize
 
+    def memory_in_use(self) -> int | None:
+        """The wrapped backend's."""
+        return self.inner.memory_in_use()
+
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Any:
         """A ready tensor holding `data`."""
         return self.inner.from_bytes(data, shape, dtype)

@@ -121,6 +121,11 @@ class WasmBackend(Backend):
         """Every float32 of view `src` added into view `dst`, in row-major order."""
         self.copy(dst, self.contiguous(src), "accumulate_f32")
 
+    def memory_in_use(self) -> int | None:
+        """Bytes of the WebAssembly memory's buffers handed out (idle pooled ones not
+        counted)."""
+        return self.pool.stats().in_use_bytes
+
     def footprint(self, x: WasmTensor) -> tuple[object, int]:
         """The storage the view reads, and its size."""
         return x.storage, x.storage.nbytes

@@ -39,6 +39,10 @@ class WgpuBackend(Capabilities, Backend):
         """The buffer the view reads, and its size."""
         return x.storage, x.storage.nbytes
 
+    def memory_in_use(self) -> int | None:
+        """Bytes of the GPU buffers handed out (the pool's idle ones not counted)."""
+        return self.gpu.pool.stats().in_use_bytes
+
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> GpuTensor:
         """A tensor from C-ordered little-endian bytes."""
         return transfer.from_bytes(self.gpu, data, shape, dtype)

@@ -69,7 +69,7 @@ def fit_in_dashboard(learner: Learner, fit: Callable[[], list[dict[str, Any]]],
     state = RunState()
     renderer, watching = learner.renderer, learner.control.pause_on_nan
     learner.renderer, learner.control.pause_on_nan = StateRenderer(state), True
-    app = Dashboard(state, learner.control, fit, title)
+    app = Dashboard(state, learner.control, fit, title, device=learner.device)
     try:
         app.run()
     finally:

@@ -4,10 +4,11 @@ What it shows: a tab per metric (←/→; the active one is highlighted and name
 chart's title) with the train and valid curves, drawn as the full history downsampled to
 250 points, the recent 1,000 points, or a summary table (↑/↓), smoothed with ``+``/``-``;
 gauges for the epoch and the run with their ETA and items/s; a status panel (what the run
-is doing, its step, the process's CPU and memory); and a log of the run's messages and of
-everything written to stdout and stderr meanwhile (warnings included), so that a print never
-breaks the screen. Keys ``p`` pause/resume, ``c`` checkpoint, ``s`` stop after a
-checkpoint, ``k`` abort (after a confirmation), ``?`` help, ``q`` quit once the run is over.
+is doing, its step, the process's CPU and memory, the device's memory); and a log of the
+run's messages and of everything written to stdout and stderr meanwhile (warnings
+included), so that a print never breaks the screen. Keys ``p`` pause/resume, ``c``
+checkpoint, ``s`` stop after a checkpoint, ``k`` abort (after a confirmation), ``?`` help,
+``q`` quit once the run is over.
 
 Given a `fit` function, the app runs it on a thread of its own when it starts and closes
 when it returns (`Learner(..., dashboard="tui")`); without one it shows runs, read only: one
@@ -158,7 +159,8 @@ class Dashboard(App[None]):
     gauges follow); `control` (None: a read-only view) takes the keys that steer the run;
     `fit` (None: nothing to run) is run on a thread when the app starts, and the app closes
     when it returns (`error` then holds what it raised); `poll` is called before each redraw
-    (followers of run folders read their new events)."""
+    (followers of run folders read their new events); `device`, the training device, has
+    its memory shown."""
 
     TITLE = "pyburn"
     CSS = """
@@ -191,11 +193,13 @@ class Dashboard(App[None]):
 
     def __init__(self, runs: RunState | Mapping[str, RunState], control: Control | None = None,
                  fit: Callable[[], Any] | None = None, title: str = "training",
-                 poll: Callable[[], object] | None = None):
+                 poll: Callable[[], object] | None = None, device: Any = None):
         super().__init__()
         self.runs = {title: runs} if isinstance(runs, RunState) else dict(runs)
         self.state = next(iter(self.runs.values()))
         self.control, self._fit, self._poll = control, fit, poll
+        #: the device the run trains on, whose memory the status panel shows (None: none)
+        self.device = device
         self.sub_title = title
         self.kind = 0
         self.smoothing = 2
@@ -344,6 +348,10 @@ class Dashboard(App[None]):
                      for name, state in self.runs.items()]
         lines += [f"cpu     {'-' if cpu is None else f'{cpu:.0f}%'}",
                   f"memory  {'-' if memory is None else f'{memory / 2**20:,.0f} MiB'}"]
+        if self.device is not None:
+            held = self.device.backend.memory_in_use()
+            lines.append(f"device  {self.device.plain().name}" +
+                         ("" if held is None else f": {held / 2**20:,.1f} MiB"))
         if self.control is None:
             lines.append("(read only)")
         self.query_one("#status", Static).update("\n".join(lines))

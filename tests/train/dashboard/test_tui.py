@@ -61,8 +61,8 @@ def paused_run(tmp_path, at: tuple[int, ...] = (6, 30)):
 
     learner = Learner(model, optimizer, F.cross_entropy, metrics=[Accuracy()], run_dir=tmp_path,
                       log_every=3, renderer=PauseAt(state))
-    app = Dashboard(state, learner.control,
-                    lambda: learner.fit(train, valid, epochs=3), title=str(tmp_path))
+    app = Dashboard(state, learner.control, lambda: learner.fit(train, valid, epochs=3),
+                    title=str(tmp_path), device=pyburn.device("wasm"))
     return learner, state, app
 
 
@@ -74,6 +74,7 @@ def test_keys_pause_checkpoint_and_stop_a_run(tmp_path):
             await until(pilot, lambda: state.status == "paused")
             await pilot.pause(0.3)
             assert learner.step == 6 and "PAUSED" in text(app, "#status")
+            assert "device  wasm: " in text(app, "#status")  # its memory in MiB
             await pilot.press("c")
             await until(pilot, lambda: any("checkpoint at step 6" in m for m in state.messages))
             assert 6 in [step for step, _ in learner.checkpoints.steps()]
