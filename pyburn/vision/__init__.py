@@ -1,6 +1,7 @@
 """pyburn.vision: images and the operations on them (burn-vision's counterpart). So far: PNG
-read and write in pure Python (`png`), colour conversions (`color`) and boxes: IoU, GIoU,
-non-maximum suppression, masks to boxes (`boxes`)."""
+read and write in pure Python (`png`), colour conversions (`color`), boxes: IoU, GIoU,
+non-maximum suppression, masks to boxes (`boxes`), filters (`filters`), morphology
+(`morphology`) and connected components with their statistics (`components`)."""
 
 from .boxes import (
     batched_nms,
@@ -21,9 +22,31 @@ from .color import (
     rgb_to_yuv,
     yuv_to_rgb,
 )
+from .components import ComponentStats, connected_components, connected_components_with_stats
+from .filters import (
+    box_blur,
+    filter2d,
+    gaussian_blur2d,
+    laplacian,
+    median_blur,
+    sobel,
+    spatial_gradient,
+)
+from .morphology import (
+    black_hat,
+    closing,
+    dilate,
+    erode,
+    morphological_gradient,
+    opening,
+    top_hat,
+)
 from .png import encode_png, read_png, write_png
 
-__all__ = ["batched_nms", "box_area", "box_convert", "box_iou", "encode_png",
-           "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "lab_to_rgb",
-           "masks_to_boxes", "nms", "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab",
-           "rgb_to_yuv", "write_png", "yuv_to_rgb"]
+__all__ = ["ComponentStats", "batched_nms", "black_hat", "box_area", "box_blur", "box_convert",
+           "box_iou", "closing", "connected_components", "connected_components_with_stats",
+           "dilate", "encode_png", "erode", "filter2d", "gaussian_blur2d", "generalized_box_iou",
+           "grayscale_to_rgb", "hsv_to_rgb", "lab_to_rgb", "laplacian", "masks_to_boxes",
+           "median_blur", "morphological_gradient", "nms", "opening", "read_png",
+           "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "sobel",
+           "spatial_gradient", "top_hat", "write_png", "yuv_to_rgb"]
