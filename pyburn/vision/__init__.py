@@ -1,7 +1,8 @@
 """pyburn.vision: images and the operations on them (burn-vision's counterpart). So far: PNG
 read and write in pure Python (`png`), colour conversions (`color`), boxes: IoU, GIoU,
 non-maximum suppression, masks to boxes (`boxes`), filters (`filters`), morphology
-(`morphology`) and connected components with their statistics (`components`)."""
+(`morphology`), connected components with their statistics (`components`), and image
+metrics, as functions and as Learner metrics (`metrics`)."""
 
 from .boxes import (
     batched_nms,
@@ -32,6 +33,7 @@ from .filters import (
     sobel,
     spatial_gradient,
 )
+from .metrics import PSNR, SSIM, Dice, dice, iou, psnr, ssim
 from .morphology import (
     black_hat,
     closing,
@@ -43,10 +45,11 @@ from .morphology import (
 )
 from .png import encode_png, read_png, write_png
 
-__all__ = ["ComponentStats", "batched_nms", "black_hat", "box_area", "box_blur", "box_convert",
-           "box_iou", "closing", "connected_components", "connected_components_with_stats",
-           "dilate", "encode_png", "erode", "filter2d", "gaussian_blur2d", "generalized_box_iou",
-           "grayscale_to_rgb", "hsv_to_rgb", "lab_to_rgb", "laplacian", "masks_to_boxes",
-           "median_blur", "morphological_gradient", "nms", "opening", "read_png",
-           "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "sobel",
-           "spatial_gradient", "top_hat", "write_png", "yuv_to_rgb"]
+__all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat", "box_area",
+           "box_blur", "box_convert", "box_iou", "closing", "connected_components",
+           "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
+           "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
+           "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
+           "nms", "opening", "psnr", "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab",
+           "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat", "write_png",
+           "yuv_to_rgb"]

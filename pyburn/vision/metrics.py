@@ -1,0 +1,171 @@
+"""Image quality and segmentation metrics, per image of a batch (N, C, H, W), as tensor ops
+(every device, with gradients: SSIM makes a loss), and the same as `Learner` metrics.
+
+- `psnr`: ``10 log10(data_range^2 / MSE)``;
+- `ssim`: the structural similarity of Wang et al. (2004) with a Gaussian window (11 taps,
+  sigma 1.5), K1 = 0.01, K2 = 0.03, averaged over the positions whose window lies inside
+  the image and over the channels: scikit-image's ``structural_similarity`` with
+  ``gaussian_weights=True, use_sample_covariance=False``;
+- `dice` and `iou` of masks: ``2 |A n B| / (|A| + |B|)`` and ``|A n B| / |A u B|`` (1 where
+  both are empty).
+
+>>> import pyburn
+>>> a = pyburn.ones(1, 1, 16, 16, device="flex")
+>>> round(ssim(a, a).item(), 6), dice(a > 0, a > 0).tolist()
+(1.0, [1.0])
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor
+from ..errors import ShapeError
+from ..ops.creation import tensor
+from ..train.metrics.base import Metric, StepOutput, Value, add
+from .filters import filter2d, gaussian_kernel1d
+
+#: SSIM's constants
+K1, K2 = 0.01, 0.03
+WINDOW, SIGMA = 11, 1.5
+
+
+def _shape(value: object) -> object:
+    return getattr(value, "shape", type(value).__name__)
+
+
+def _pair(prediction: Tensor, target: Tensor, name: str) -> None:
+    if not isinstance(prediction, Tensor) or not isinstance(target, Tensor) or \
+            prediction.shape != target.shape or prediction.ndim != 4:
+        raise ShapeError(f"{name} takes two batches of images (N, C, H, W) of one shape, got "
+                         f"{_shape(prediction)} and {_shape(target)}")
+
+
+def psnr(prediction: Tensor, target: Tensor, data_range: float = 1.0) -> Tensor:
+    """Peak signal-to-noise ratio in dB of each image, (N,) (infinite where they are equal)."""
+    _pair(prediction, target, "psnr")
+    error = ((prediction.float() - target.float()) ** 2).mean(dim=(1, 2, 3))
+    return (data_range * data_range / error).log() * (10 / math.log(10))
+
+
+def _blur(x: Tensor, taps: Tensor) -> Tensor:
+    """x filtered by the separable window, only where the window fits (valid positions)."""
+    size = taps.shape[0]
+    vertical = filter2d(x, taps.reshape(size, 1), "constant")
+    both = filter2d(vertical, taps.reshape(1, size), "constant")
+    half = size // 2
+    return both[:, :, half:x.shape[2] - half, half:x.shape[3] - half]
+
+
+def ssim(prediction: Tensor, target: Tensor, data_range: float = 1.0,
+         window_size: int = WINDOW, sigma: float = SIGMA) -> Tensor:
+    """The mean structural similarity of each image pair, (N,), in [-1, 1]."""
+    _pair(prediction, target, "ssim")
+    if min(prediction.shape[2:]) < window_size:
+        raise ShapeError(f"ssim's {window_size}-pixel window does not fit images of "
+                         f"{prediction.shape[2]} x {prediction.shape[3]}")
+    x, y = prediction.float(), target.float()
+    taps = tensor(gaussian_kernel1d(window_size, sigma), device=x.device)
+    mx, my = _blur(x, taps), _blur(y, taps)
+    xx, yy, xy = _blur(x * x, taps) - mx * mx, _blur(y * y, taps) - my * my, \
+        _blur(x * y, taps) - mx * my
+    c1, c2 = (K1 * data_range) ** 2, (K2 * data_range) ** 2
+    similarity = ((mx * my * 2 + c1) * (xy * 2 + c2)) / \
+        ((mx * mx + my * my + c1) * (xx + yy + c2))
+    return similarity.mean(dim=(1, 2, 3))
+
+
+def _overlap(prediction: Tensor, target: Tensor, name: str) -> tuple[Tensor, Tensor, Tensor]:
+    if not isinstance(prediction, Tensor) or not isinstance(target, Tensor) or \
+            prediction.shape != target.shape or prediction.ndim < 2:
+        raise ShapeError(f"{name} takes two batches of masks (N, ...) of one shape, got "
+                         f"{_shape(prediction)} and {_shape(target)}")
+    a = prediction.reshape(prediction.shape[0], -1).float()
+    b = target.reshape(target.shape[0], -1).float()
+    return (a * b).sum(dim=1), a.sum(dim=1), b.sum(dim=1)
+
+
+def dice(prediction: Tensor, target: Tensor) -> Tensor:
+    """The Dice coefficient of each pair of masks (nonzero is inside), (N,)."""
+    both, a, b = _overlap(prediction, target, "dice")
+    total = a + b
+    return (both * 2 + (total == 0).float()) / (total + (total == 0).float())
+
+
+def iou(prediction: Tensor, target: Tensor) -> Tensor:
+    """The intersection over union (Jaccard index) of each pair of masks, (N,)."""
+    both, a, b = _overlap(prediction, target, "iou")
+    union = a + b - both
+    return (both + (union == 0).float()) / (union + (union == 0).float())
+
+
+class _PerImage(Metric):
+    """The mean over every image of the epoch of a per-image function of (outputs,
+    targets)."""
+
+    higher_is_better = True
+    state_names = ("total", "count")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new mean."""
+        self.total: Tensor | None = None
+        self.count = 0
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        """The metric of each image of the batch, (N,)."""
+        raise NotImplementedError
+
+    def update(self, step: StepOutput) -> None:
+        """Add the batch's images."""
+        values = self.per_image(step.outputs, step.targets)
+        self.total = add(self.total, values.sum())
+        self.count += values.shape[0]
+
+    def compute(self) -> Value:
+        """The mean per image (None before the first batch)."""
+        if self.total is None or not self.count:
+            return None
+        return self.total.item() / self.count
+
+
+class PSNR(_PerImage):
+    """Mean PSNR in dB over the images (outputs and targets (N, C, H, W))."""
+
+    name = "psnr"
+
+    def __init__(self, data_range: float = 1.0):
+        self.data_range = data_range
+        super().__init__()
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return psnr(outputs, targets, self.data_range)
+
+
+class SSIM(_PerImage):
+    """Mean SSIM over the images (outputs and targets (N, C, H, W))."""
+
+    name = "ssim"
+
+    def __init__(self, data_range: float = 1.0):
+        self.data_range = data_range
+        super().__init__()
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return ssim(outputs, targets, self.data_range)
+
+
+class Dice(_PerImage):
+    """Mean Dice coefficient over the masks: outputs are scores or probabilities, inside
+    where above `threshold`; targets are masks."""
+
+    name = "dice"
+
+    def __init__(self, threshold: float = 0.5):
+        self.threshold = threshold
+        super().__init__()
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return dice(outputs > self.threshold, targets)

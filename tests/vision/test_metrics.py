@@ -1,0 +1,98 @@
+"""`pyburn.vision.metrics` on every device against scikit-image (PSNR, SSIM) and numpy
+(Dice, IoU); SSIM's gradient against PyTorch's autograd of the same formula; the Learner
+metrics over several batches equal the mean per image."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pyburn
+from pyburn.train.metrics import StepOutput
+from pyburn.vision.metrics import PSNR, SSIM, Dice, dice, iou, psnr, ssim
+
+skimage_metrics = pytest.importorskip("skimage.metrics", reason="scikit-image is the reference")
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(0)
+CLEAN = RNG.random((3, 3, 24, 30)).astype(np.float32)
+NOISY = np.clip(CLEAN + RNG.normal(0, 0.1, CLEAN.shape), 0, 1).astype(np.float32)
+
+
+def skimage_ssim(a: np.ndarray, b: np.ndarray) -> float:
+    return skimage_metrics.structural_similarity(
+        a, b, gaussian_weights=True, sigma=1.5, use_sample_covariance=False, data_range=1.0,
+        channel_axis=0)
+
+
+def test_psnr_and_ssim_match_scikit_image(device):
+    a, b = pyburn.tensor(CLEAN, device=device), pyburn.tensor(NOISY, device=device)
+    want = [skimage_metrics.peak_signal_noise_ratio(x, y, data_range=1.0)
+            for x, y in zip(CLEAN, NOISY)]
+    np.testing.assert_allclose(psnr(a, b).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(ssim(a, b).numpy(), [skimage_ssim(x, y)
+                                                    for x, y in zip(CLEAN, NOISY)], atol=1e-5)
+    assert psnr(a, a).tolist() == [float("inf")] * 3
+
+
+def test_dice_and_iou_of_masks(device):
+    a, b = RNG.random((4, 9, 7)) > 0.5, RNG.random((4, 9, 7)) > 0.4
+    a[3], b[3] = False, False  # both empty: a perfect match
+    both, either = (a & b).sum((1, 2)), (a | b).sum((1, 2))
+    wanted_dice = np.where(a.sum((1, 2)) + b.sum((1, 2)) == 0, 1.0,
+                           2 * both / np.maximum(a.sum((1, 2)) + b.sum((1, 2)), 1))
+    wanted_iou = np.where(either == 0, 1.0, both / np.maximum(either, 1))
+    ta, tb = pyburn.tensor(a, device=device), pyburn.tensor(b, device=device)
+    np.testing.assert_allclose(dice(ta, tb).numpy(), wanted_dice, rtol=1e-6)
+    np.testing.assert_allclose(iou(ta, tb).numpy(), wanted_iou, rtol=1e-6)
+
+
+def torch_ssim(x, y):
+    taps = torch.exp(-(torch.arange(11, dtype=x.dtype) - 5) ** 2 / (2 * 1.5 ** 2))
+    window = (taps / taps.sum())
+    kernel = (window[:, None] * window[None, :]).expand(x.shape[1], 1, 11, 11)
+
+    def blur(t):
+        return torch.nn.functional.conv2d(t, kernel, groups=x.shape[1])
+    mx, my = blur(x), blur(y)
+    xx, yy, xy = blur(x * x) - mx ** 2, blur(y * y) - my ** 2, blur(x * y) - mx * my
+    c1, c2 = 0.01 ** 2, 0.03 ** 2
+    value = ((2 * mx * my + c1) * (2 * xy + c2)) / ((mx ** 2 + my ** 2 + c1) * (xx + yy + c2))
+    return value.mean(dim=(1, 2, 3))
+
+
+def test_ssims_gradient_matches_torch_autograd(device):
+    grad_device = pyburn.device(device).autodiff()
+    mine = pyburn.tensor(NOISY, device=grad_device, requires_grad=True)
+    ssim(mine, pyburn.tensor(CLEAN, device=grad_device)).sum().backward()
+    x = torch.tensor(NOISY.astype(np.float64), requires_grad=True)
+    torch_ssim(x, torch.tensor(CLEAN.astype(np.float64))).sum().backward()
+    np.testing.assert_allclose(mine.grad.numpy(), x.grad.numpy(), rtol=1e-3, atol=1e-6)
+
+
+@pytest.mark.parametrize("metric", [PSNR(), SSIM(), Dice(threshold=0.5)],
+                         ids=["psnr", "ssim", "dice"])
+def test_learner_metrics_are_means_over_every_image(metric):
+    batches = [(NOISY[:2], CLEAN[:2]), (NOISY[2:], CLEAN[2:])]
+    metric.reset()
+    for outputs, targets in batches:
+        out = pyburn.tensor(outputs, device="cpu")
+        target = pyburn.tensor(targets > 0.5 if metric.name == "dice" else targets,
+                               device="cpu")
+        metric.update(StepOutput(out, target, pyburn.tensor(0.0, device="cpu"),
+                                 len(outputs), "valid"))
+    per_image = {"psnr": lambda x, y: skimage_metrics.peak_signal_noise_ratio(y, x,
+                                                                             data_range=1.0),
+                 "ssim": lambda x, y: skimage_ssim(x, y),
+                 "dice": lambda x, y: 2 * ((x > 0.5) & (y > 0.5)).sum() /
+                 ((x > 0.5).sum() + (y > 0.5).sum())}[metric.name]
+    want = np.mean([per_image(x, y) for x, y in zip(NOISY, CLEAN)])
+    assert metric.compute() == pytest.approx(want, rel=1e-5)
+    assert metric.higher_is_better
+
+
+def test_unlike_shapes_and_small_images_are_refused():
+    with pytest.raises(pyburn.PyburnError, match="one shape"):
+        psnr(pyburn.zeros(1, 1, 4, 4, device="flex"), pyburn.zeros(1, 1, 4, 5, device="flex"))
+    with pytest.raises(pyburn.PyburnError, match="window"):
+        ssim(pyburn.zeros(1, 1, 8, 8, device="flex"), pyburn.zeros(1, 1, 8, 8, device="flex"))
