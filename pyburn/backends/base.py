@@ -96,7 +96,8 @@ class Backend:
     #: the methods whose default here is right for most backends (every other one raises
     #: until the backend implements it; `to_bytes` falls back on `to_bytes_async`, which a
     #: backend that can block need not write)
-    DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready", "queue_range_check"})
+    DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready", "queue_range_check",
+                           "memory_in_use"})
 
     # ---- transfer -------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
