@@ -1,8 +1,9 @@
 """Boxes: (N, 4) float tensors, (x1, y1, x2, y2) corners unless a format says otherwise
 (torchvision's conventions). Areas, IoU and generalized IoU are tensor ops (every device,
 with gradients); non-maximum suppression computes its IoU matrix on the device and makes its
-greedy pass on the host over one read of that matrix, with each row a Python integer used as
-a bitset, so a pass over N boxes costs about N^2 / 64 word operations.
+greedy pass on the host over one read of that matrix (and one of the scores, ordered there,
+ties to the lower index), with each row a Python integer used as a bitset, so a pass over N
+boxes costs about N^2 / 64 word operations. ONNX's NonMaxSuppression runs on it.
 
 >>> import pyburn
 >>> boxes = pyburn.tensor([[0.0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]], device="flex")
@@ -85,10 +86,12 @@ def generalized_box_iou(a: Tensor, b: Tensor) -> Tensor:
     return inter / union - (hull - union) / hull
 
 
-def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
-    """The indices (int32, by decreasing score) of the boxes kept by greedy non-maximum
-    suppression: the best-scoring box is kept, every box whose IoU with it exceeds
-    `iou_threshold` is dropped, and so on with the best of those left."""
+def nms(boxes: Tensor, scores: Tensor, iou_threshold: float,
+        limit: int | None = None) -> Tensor:
+    """The indices (int32, by decreasing score, ties to the lower index) of the boxes kept by
+    greedy non-maximum suppression: the best-scoring box is kept, every box whose IoU with
+    it exceeds `iou_threshold` is dropped, and so on with the best of those left; at most
+    `limit` of them (None: all). A box of no area overlaps nothing."""
     _check(boxes, "nms")
     if not isinstance(scores, Tensor) or scores.shape != (boxes.shape[0],):
         raise ShapeError(f"nms takes one score per box: boxes {boxes.shape}, scores "
@@ -96,18 +99,20 @@ def nms(boxes: Tensor, scores: Tensor, iou_threshold: float) -> Tensor:
     count = boxes.shape[0]
     if count == 0:
         return tensor([], dtype=int32, device=boxes.device)
-    order = scores.detach().argsort(descending=True)
-    ranked = boxes.detach()[order]
-    over = box_iou(ranked, ranked) > iou_threshold
+    values = scores.detach().tolist()
+    order = sorted(range(count), key=lambda k: (-values[k], k))
+    ranked = boxes.detach()[tensor(order, dtype=int32, device=boxes.device)]
+    over = box_iou(ranked, ranked) > iou_threshold  # NaN (no area) is never over
     rows = over.to_bytes()  # a byte a pair, 0 or 1: row i's bytes as an integer's bits 8j
     alive = int.from_bytes(b"\x01" * count, "little")
-    kept = []
+    kept: list[int] = []
     for i in range(count):
+        if limit is not None and len(kept) >= limit:
+            break
         if alive >> (8 * i) & 1:
-            kept.append(i)
+            kept.append(order[i])
             alive &= ~int.from_bytes(rows[i * count:(i + 1) * count], "little")
-    picked = tensor(kept, dtype=int32, device=boxes.device)
-    return order.to(int32)[picked]
+    return tensor(kept, dtype=int32, device=boxes.device)
 
 
 def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:

@@ -2,15 +2,16 @@
 
 All depend on data (box coordinates, scores), which they read back to Python: RoiAlign and
 MaxRoiPool plan their samples from the boxes and then gather all of them from the feature
-map in a few tensor ops; NonMaxSuppression's greedy selection runs in Python, as its output
-size is data-dependent anyway.
+map in a few tensor ops; NonMaxSuppression is `pyburn.vision.nms` per batch and class (its
+IoU matrix on the device, its greedy pass in Python, as the output's size depends on it).
 """
 
 from __future__ import annotations
 
 import math
 
-from ... import Tensor, tensor, where, zeros
+from ... import Tensor, stack, tensor, where, zeros
+from ...vision.boxes import box_convert, nms
 from ..registry import check, index_dtype, ints, onnx_op
 
 
@@ -180,27 +181,13 @@ def max_roi_pool(x: Tensor, rois: Tensor, *, pooled_shape: list[int] | None = No
     return pooled.reshape(c, len(boxes), ph, pw).transpose(0, 1)
 
 
-def _corners(box: list[float], center_point_box: int) -> tuple[float, float, float, float]:
-    """A box as (y_min, x_min, y_max, x_max)."""
+def _corners(boxes: Tensor, center_point_box: int) -> Tensor:
+    """ONNX's boxes (N, 4), (y1, x1, y2, x2) in either order or (xc, yc, w, h) with
+    `center_point_box`, as (x_min, y_min, x_max, y_max)."""
     if center_point_box:
-        xc, yc, w, h = box
-        return yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2
-    y1, x1, y2, x2 = box
-    return min(y1, y2), min(x1, x2), max(y1, y2), max(x1, x2)
-
-
-def _iou(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
-    height = min(a[2], b[2]) - max(a[0], b[0])
-    width = min(a[3], b[3]) - max(a[1], b[1])
-    if height <= 0 or width <= 0:
-        return 0.0
-    inter = height * width
-    area_a = (a[2] - a[0]) * (a[3] - a[1])
-    area_b = (b[2] - b[0]) * (b[3] - b[1])
-    union = area_a + area_b - inter
-    if area_a <= 0 or area_b <= 0 or union <= 0:
-        return 0.0
-    return inter / union
+        return box_convert(boxes, "cxcywh", "xyxy")
+    y1, x1, y2, x2 = (boxes[:, k] for k in range(4))
+    return stack([x1.minimum(x2), y1.minimum(y2), x1.maximum(x2), y1.maximum(y2)], dim=1)
 
 
 @onnx_op("NonMaxSuppression", since=10)
@@ -212,7 +199,7 @@ def non_max_suppression(boxes: Tensor, scores: Tensor,
     """NonMaxSuppression: per batch and class, greedily keep the highest-scoring boxes
     (scores above score_threshold, ties to the lower index) whose IoU with every kept box is
     at most iou_threshold, up to max_output_boxes_per_class: rows
-    [batch, class, box index]."""
+    [batch, class, box index]. The selection is pyburn.vision's `nms`."""
     op = "NonMaxSuppression"
     check(boxes.ndim == 3 and boxes.shape[2] == 4 and scores.ndim == 3 and
           scores.shape[0] == boxes.shape[0] and scores.shape[2] == boxes.shape[1],
@@ -223,20 +210,20 @@ def non_max_suppression(boxes: Tensor, scores: Tensor,
         and iou_threshold.numel() else 0.0
     floor = float(score_threshold.reshape(-1).tolist()[0]) if score_threshold is not None \
         and score_threshold.numel() else None
-    all_boxes, all_scores = boxes.tolist(), scores.tolist()
     selected = []
-    for b, (batch_boxes, batch_scores) in enumerate(zip(all_boxes, all_scores)):
-        corners = [_corners(box, center_point_box) for box in batch_boxes]
-        for c, class_scores in enumerate(batch_scores):
-            order = sorted((i for i, s in enumerate(class_scores) if floor is None or s > floor),
-                           key=lambda i: (-class_scores[i], i))
-            kept: list[int] = []
-            for i in order:
-                if len(kept) >= most:
-                    break
-                if all(_iou(corners[i], corners[j]) <= iou_limit for j in kept):
-                    kept.append(i)
-            selected.extend([b, c, i] for i in kept)
+    for b in range(boxes.shape[0]):
+        corners = _corners(boxes[b], center_point_box)
+        for c in range(scores.shape[1]):
+            class_scores = scores[b, c]
+            if floor is None:
+                picked = list(range(boxes.shape[1]))
+            else:
+                picked = [i for i, s in enumerate(class_scores.tolist()) if s > floor]
+            if not picked or most <= 0:
+                continue
+            chosen = tensor(picked, dtype="int32", device=boxes.device)
+            kept = nms(corners[chosen], class_scores[chosen], iou_limit, limit=most)
+            selected.extend([b, c, picked[i]] for i in kept.tolist())
     dtype = index_dtype(device if device is not None else boxes.device)
     if not selected:
         return zeros(0, 3, dtype=dtype, device=boxes.device)
