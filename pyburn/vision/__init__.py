@@ -2,7 +2,7 @@
 read and write in pure Python (`png`), colour conversions (`color`), boxes: IoU, GIoU,
 non-maximum suppression, masks to boxes (`boxes`), filters (`filters`), morphology
 (`morphology`), connected components with their statistics (`components`), and image
-metrics, as functions and as Learner metrics (`metrics`)."""
+metrics, as functions and as Learner metrics (`metrics`), and warps (`geometry`)."""
 
 from .boxes import (
     batched_nms,
@@ -33,6 +33,7 @@ from .filters import (
     sobel,
     spatial_gradient,
 )
+from .geometry import warp_affine, warp_perspective
 from .metrics import PSNR, SSIM, Dice, dice, iou, psnr, ssim
 from .morphology import (
     black_hat,
@@ -51,5 +52,5 @@ __all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat",
            "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
            "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
            "nms", "opening", "psnr", "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab",
-           "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat", "write_png",
-           "yuv_to_rgb"]
+           "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat", "warp_affine",
+           "warp_perspective", "write_png", "yuv_to_rgb"]

@@ -58,6 +58,7 @@ from .dropout import (
     feature_alpha_dropout,
 )
 from .embedding import embedding, one_hot
+from .grid import affine_grid, grid_sample
 from .loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -101,18 +102,18 @@ from .sampling import fold, interpolate, pad, pixel_shuffle, pixel_unshuffle, un
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "alpha_dropout", "avg_pool1d", "avg_pool2d",
-    "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid", "alpha_dropout", "avg_pool1d",
+    "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
     "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
-    "embedding", "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "group_norm",
-    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss",
-    "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear",
-    "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6", "rms_norm",
-    "scaled_dot_product_attention", "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
-    "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
-    "triplet_margin_loss", "unfold",
+    "embedding", "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu",
+    "grid_sample", "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
+    "max_pool1d", "max_pool2d", "max_pool3d", "mish", "mse_loss", "nll_loss", "normalize",
+    "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+    "prelu", "relu", "relu6", "rms_norm", "scaled_dot_product_attention", "selu", "sigmoid",
+    "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "triplet_margin_loss", "unfold",
 ]

@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from ... import Tensor, arange, cat, zeros
 from ...errors import ArgumentError, ShapeError
 from ...nn import functional as F
+from ...nn.functional.grid import sample
 from ...nn.functional.windows import pad_spatial
 from ...ops import capability
 from ..registry import check, onnx_op
 from .quantize import requantize, zero_point_range
-from .sampling import sample
 from .spatial import Geometry, geometry, per_dim, same_pads
 
 _CONV: dict[int, Callable[..., Tensor]] = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
