@@ -1,8 +1,9 @@
 """pyburn.vision: images and the operations on them (burn-vision's counterpart). So far: PNG
-read and write in pure Python (`png`), colour conversions (`color`), boxes: IoU, GIoU,
-non-maximum suppression, masks to boxes (`boxes`), filters (`filters`), morphology
-(`morphology`), connected components with their statistics (`components`), and image
-metrics, as functions and as Learner metrics (`metrics`), and warps (`geometry`)."""
+read and write in pure Python (`png`) and JPEG through Pillow (`io`), colour conversions
+(`color`), boxes: IoU, GIoU, non-maximum suppression, masks to boxes (`boxes`), filters
+(`filters`), morphology (`morphology`), connected components with their statistics
+(`components`), image metrics, as functions and as Learner metrics (`metrics`), and warps
+(`geometry`)."""
 
 from .boxes import (
     batched_nms,
@@ -34,6 +35,7 @@ from .filters import (
     spatial_gradient,
 )
 from .geometry import warp_affine, warp_perspective
+from .io import read_image, write_image
 from .metrics import PSNR, SSIM, Dice, dice, iou, psnr, ssim
 from .morphology import (
     black_hat,
@@ -51,6 +53,6 @@ __all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
            "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
            "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
-           "nms", "opening", "psnr", "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab",
-           "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat", "warp_affine",
-           "warp_perspective", "write_png", "yuv_to_rgb"]
+           "nms", "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale", "rgb_to_hsv",
+           "rgb_to_lab", "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat",
+           "warp_affine", "warp_perspective", "write_image", "write_png", "yuv_to_rgb"]
