@@ -2,8 +2,8 @@
 read and write in pure Python (`png`) and JPEG through Pillow (`io`), colour conversions
 (`color`), boxes: IoU, GIoU, non-maximum suppression, masks to boxes (`boxes`), filters
 (`filters`), morphology (`morphology`), connected components with their statistics
-(`components`), image metrics, as functions and as Learner metrics (`metrics`), and warps
-(`geometry`)."""
+(`components`), image metrics, as functions and as Learner metrics (`metrics`), warps
+(`geometry`) and regions of interest (`roi`)."""
 
 from .boxes import (
     batched_nms,
@@ -47,6 +47,7 @@ from .morphology import (
     top_hat,
 )
 from .png import encode_png, read_png, write_png
+from .roi import roi_align, roi_pool
 
 __all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat", "box_area",
            "box_blur", "box_convert", "box_iou", "closing", "connected_components",
@@ -54,5 +55,6 @@ __all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat",
            "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
            "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
            "nms", "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale", "rgb_to_hsv",
-           "rgb_to_lab", "rgb_to_yuv", "sobel", "spatial_gradient", "ssim", "top_hat",
-           "warp_affine", "warp_perspective", "write_image", "write_png", "yuv_to_rgb"]
+           "rgb_to_lab", "rgb_to_yuv", "roi_align", "roi_pool", "sobel", "spatial_gradient",
+           "ssim", "top_hat", "warp_affine", "warp_perspective", "write_image", "write_png",
+           "yuv_to_rgb"]
