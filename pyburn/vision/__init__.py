@@ -1,9 +1,9 @@
 """pyburn.vision: images and the operations on them (burn-vision's counterpart). So far: PNG
 read and write in pure Python (`png`) and JPEG through Pillow (`io`), colour conversions
 (`color`), boxes: IoU, GIoU, non-maximum suppression, masks to boxes (`boxes`), filters
-(`filters`), morphology (`morphology`), connected components with their statistics
-(`components`), image metrics, as functions and as Learner metrics (`metrics`), warps
-(`geometry`) and regions of interest (`roi`)."""
+(`filters`), Canny's edges (`edges`), morphology (`morphology`), connected components with
+their statistics (`components`), image metrics, as functions and as Learner metrics
+(`metrics`), warps (`geometry`) and regions of interest (`roi`)."""
 
 from .boxes import (
     batched_nms,
@@ -25,6 +25,7 @@ from .color import (
     yuv_to_rgb,
 )
 from .components import ComponentStats, connected_components, connected_components_with_stats
+from .edges import canny
 from .filters import (
     box_blur,
     filter2d,
@@ -50,7 +51,7 @@ from .png import encode_png, read_png, write_png
 from .roi import roi_align, roi_pool
 
 __all__ = ["ComponentStats", "Dice", "PSNR", "SSIM", "batched_nms", "black_hat", "box_area",
-           "box_blur", "box_convert", "box_iou", "closing", "connected_components",
+           "box_blur", "box_convert", "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
            "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
            "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
