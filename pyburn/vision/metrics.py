@@ -6,6 +6,9 @@
   sigma 1.5), K1 = 0.01, K2 = 0.03, averaged over the positions whose window lies inside
   the image and over the channels: scikit-image's ``structural_similarity`` with
   ``gaussian_weights=True, use_sample_covariance=False``;
+- `ms_ssim`: multi-scale SSIM over five scales (Wang et al., 2003), as pytorch-msssim
+  computes it (each scale's term clipped at 0; 2 x 2 means between scales, an odd side
+  padded);
 - `dice` and `iou` of masks: ``2 |A n B| / (|A| + |B|)`` and ``|A n B| / |A u B|`` (1 where
   both are empty).
 
@@ -21,6 +24,7 @@ import math
 
 from .._tensor import Tensor
 from ..errors import ShapeError
+from ..nn.functional import avg_pool2d
 from ..ops.creation import tensor
 from ..train.metrics.base import Metric, StepOutput, Value, add
 from .filters import filter2d, gaussian_kernel1d
@@ -28,6 +32,8 @@ from .filters import filter2d, gaussian_kernel1d
 #: SSIM's constants
 K1, K2 = 0.01, 0.03
 WINDOW, SIGMA = 11, 1.5
+#: MS-SSIM's weights of its five scales (Wang et al., 2003)
+MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 
 
 def _shape(value: object) -> object:
@@ -57,6 +63,18 @@ def _blur(x: Tensor, taps: Tensor) -> Tensor:
     return both[:, :, half:x.shape[2] - half, half:x.shape[3] - half]
 
 
+def _similarity(x: Tensor, y: Tensor, taps: Tensor,
+                data_range: float) -> tuple[Tensor, Tensor]:
+    """SSIM and its contrast-structure term, each averaged per image and channel, (N, C)."""
+    mx, my = _blur(x, taps), _blur(y, taps)
+    xx, yy, xy = _blur(x * x, taps) - mx * mx, _blur(y * y, taps) - my * my, \
+        _blur(x * y, taps) - mx * my
+    c1, c2 = (K1 * data_range) ** 2, (K2 * data_range) ** 2
+    contrast = (xy * 2 + c2) / (xx + yy + c2)
+    luminance = (mx * my * 2 + c1) / (mx * mx + my * my + c1)
+    return (luminance * contrast).mean(dim=(2, 3)), contrast.mean(dim=(2, 3))
+
+
 def ssim(prediction: Tensor, target: Tensor, data_range: float = 1.0,
          window_size: int = WINDOW, sigma: float = SIGMA) -> Tensor:
     """The mean structural similarity of each image pair, (N,), in [-1, 1]."""
@@ -64,15 +82,36 @@ def ssim(prediction: Tensor, target: Tensor, data_range: float = 1.0,
     if min(prediction.shape[2:]) < window_size:
         raise ShapeError(f"ssim's {window_size}-pixel window does not fit images of "
                          f"{prediction.shape[2]} x {prediction.shape[3]}")
+    taps = tensor(gaussian_kernel1d(window_size, sigma), device=prediction.device)
+    similarity, _ = _similarity(prediction.float(), target.float(), taps, data_range)
+    return similarity.mean(dim=1)
+
+
+def ms_ssim(prediction: Tensor, target: Tensor, data_range: float = 1.0,
+            weights: tuple[float, ...] = MS_SSIM_WEIGHTS, window_size: int = WINDOW,
+            sigma: float = SIGMA) -> Tensor:
+    """Multi-scale SSIM (Wang, Simoncelli and Bovik, 2003) of each image pair, (N,): the
+    contrast-structure terms of the first scales and the SSIM of the last, each clipped at
+    0 and raised to its weight, the images halved (2 x 2 means) between scales."""
+    _pair(prediction, target, "ms_ssim")
+    smallest = (window_size - 1) * 2 ** (len(weights) - 1)
+    if min(prediction.shape[2:]) <= smallest:
+        raise ShapeError(f"ms_ssim's {len(weights)} scales need images larger than "
+                         f"{smallest} pixels a side, got {prediction.shape[2]} x "
+                         f"{prediction.shape[3]}")
+    taps = tensor(gaussian_kernel1d(window_size, sigma), device=prediction.device)
     x, y = prediction.float(), target.float()
-    taps = tensor(gaussian_kernel1d(window_size, sigma), device=x.device)
-    mx, my = _blur(x, taps), _blur(y, taps)
-    xx, yy, xy = _blur(x * x, taps) - mx * mx, _blur(y * y, taps) - my * my, \
-        _blur(x * y, taps) - mx * my
-    c1, c2 = (K1 * data_range) ** 2, (K2 * data_range) ** 2
-    similarity = ((mx * my * 2 + c1) * (xy * 2 + c2)) / \
-        ((mx * mx + my * my + c1) * (xx + yy + c2))
-    return similarity.mean(dim=(1, 2, 3))
+    total = None
+    for level, weight in enumerate(weights):
+        similarity, contrast = _similarity(x, y, taps, data_range)
+        last = level == len(weights) - 1
+        term = (similarity if last else contrast).relu() ** weight
+        total = term if total is None else total * term
+        if not last:
+            padding = (x.shape[2] % 2, x.shape[3] % 2)
+            x, y = avg_pool2d(x, 2, padding=padding), avg_pool2d(y, 2, padding=padding)
+    assert total is not None
+    return total.mean(dim=1)
 
 
 def _overlap(prediction: Tensor, target: Tensor, name: str) -> tuple[Tensor, Tensor, Tensor]:

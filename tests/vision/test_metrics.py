@@ -9,7 +9,7 @@ import pytest
 
 import pyburn
 from pyburn.train.metrics import StepOutput
-from pyburn.vision.metrics import PSNR, SSIM, Dice, dice, iou, psnr, ssim
+from pyburn.vision.metrics import PSNR, SSIM, Dice, dice, iou, ms_ssim, psnr, ssim
 
 skimage_metrics = pytest.importorskip("skimage.metrics", reason="scikit-image is the reference")
 torch = pytest.importorskip("torch")
@@ -96,3 +96,17 @@ def test_unlike_shapes_and_small_images_are_refused():
         psnr(pyburn.zeros(1, 1, 4, 4, device="flex"), pyburn.zeros(1, 1, 4, 5, device="flex"))
     with pytest.raises(pyburn.PyburnError, match="window"):
         ssim(pyburn.zeros(1, 1, 8, 8, device="flex"), pyburn.zeros(1, 1, 8, 8, device="flex"))
+
+
+def test_ms_ssim_matches_pytorch_msssim(device):
+    reference = pytest.importorskip("pytorch_msssim", reason="pytorch-msssim is the reference")
+    rng = np.random.default_rng(1)
+    clean = rng.random((1, 2, 168, 165)).astype(np.float32)  # odd and even sides
+    noisy = np.clip(clean + rng.normal(0, 0.1, clean.shape), 0, 1).astype(np.float32)
+    got = ms_ssim(pyburn.tensor(noisy, device=device), pyburn.tensor(clean, device=device))
+    want = reference.ms_ssim(torch.tensor(noisy), torch.tensor(clean), data_range=1.0,
+                             size_average=False).numpy()
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5)
+    with pytest.raises(pyburn.PyburnError, match="scales"):
+        ms_ssim(pyburn.zeros(1, 1, 100, 200, device=device),
+                pyburn.zeros(1, 1, 100, 200, device=device))
