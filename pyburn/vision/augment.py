@@ -50,11 +50,16 @@ class Transform:
 
 
 class Geometric(Transform):
-    """A transform that is a 3 x 3 map per sample; `draw` makes them."""
+    """A transform that is a 3 x 3 map per sample; `draw` makes them, for images of
+    (height, width), into images of `output_size` of that (default: the same size)."""
 
     def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
         """One row-major 3 x 3 source-to-destination map per sample."""
         raise NotImplementedError
+
+    def output_size(self, height: int, width: int) -> tuple[int, int]:
+        """The (height, width) of what this transform makes of images of (height, width)."""
+        return height, width
 
 
 class RandomHorizontalFlip(Geometric):
@@ -107,6 +112,38 @@ class RandomAffine(Geometric):
             tx = cx - m00 * cx - m01 * cy + mx * width
             ty = cy - m10 * cx - m11 * cy + my * height
             maps.append([m00, m01, tx, m10, m11, ty, 0.0, 0.0, 1.0])
+        return maps
+
+
+class RandomResizedCrop(Geometric):
+    """A random part of each image, of `scale` (low, high) of its area and `ratio` (low, high)
+    width over height (both drawn on a log scale for the ratio), stretched to `size`
+    (height, width); a part that would not fit is the largest centred one of that ratio."""
+
+    def __init__(self, size: tuple[int, int], scale: tuple[float, float] = (0.08, 1.0),
+                 ratio: tuple[float, float] = (3 / 4, 4 / 3)):
+        self.size, self.scale, self.ratio = size, scale, ratio
+
+    def output_size(self, height: int, width: int) -> tuple[int, int]:
+        return self.size
+
+    def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
+        areas = _uniform(count, self.scale[0], self.scale[1], device)
+        logs = _uniform(count, math.log(self.ratio[0]), math.log(self.ratio[1]), device)
+        places = _uniform(2 * count, 0.0, 1.0, device)
+        out_h, out_w = self.size
+        maps = []
+        for k, (area, log_ratio) in enumerate(zip(areas, logs)):
+            ratio = math.exp(log_ratio)
+            w = math.sqrt(area * height * width * ratio)
+            h = math.sqrt(area * height * width / ratio)
+            if w > width or h > height:  # the largest part of that ratio, centred
+                w, h = min(width, height * ratio), min(height, width / ratio)
+            left = (width - w) * places[2 * k]
+            top = (height - h) * places[2 * k + 1]
+            # pixel centres: the part's first and last pixel go to the output's
+            sx, sy = (out_w - 1) / max(w - 1, 1e-6), (out_h - 1) / max(h - 1, 1e-6)
+            maps.append([sx, 0.0, -left * sx, 0.0, sy, -top * sy, 0.0, 0.0, 1.0])
         return maps
 
 
@@ -216,20 +253,22 @@ class Compose:
                              f"{getattr(image, 'shape', type(image).__name__)}")
         count, _, height, width = image.shape
         self._size = (height, width)
+        size = self._size  # what the images become after the maps drawn so far
         total = pending = None  # every map so far; those not applied yet
         out = dict(sample)
         for transform in self.transforms:
             if isinstance(transform, Geometric):
-                rows = transform.draw(count, height, width, image.device)
+                rows = transform.draw(count, *size, image.device)
+                size = transform.output_size(*size)
                 maps = tensor(rows, device=image.device).reshape(count, 3, 3)
                 pending = maps if pending is None else maps @ pending
                 total = maps if total is None else maps @ total
                 continue
             if pending is not None:  # consecutive maps: one warp, one interpolation
-                out, pending = _move(out, pending), None
+                out, pending = _move(out, pending, size), None
             out = transform(out)
         if pending is not None:
-            out = _move(out, pending)
+            out = _move(out, pending, size)
         eye = tensor(_IDENTITY, device=image.device).reshape(1, 3, 3).expand(count, 3, 3)
         self.matrices = eye if total is None else total
         return out

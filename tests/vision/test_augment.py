@@ -16,6 +16,7 @@ from pyburn.vision.augment import (
     RandomAffine,
     RandomErasing,
     RandomHorizontalFlip,
+    RandomResizedCrop,
     RandomVerticalFlip,
 )
 
@@ -88,6 +89,23 @@ def test_inverse_takes_everything_back(device):
     exact = flips.inverse(flips(sample(device)))
     np.testing.assert_allclose(exact["image"].numpy(), IMAGES, atol=1e-5)
     np.testing.assert_allclose(exact["boxes"].numpy(), BOXES, atol=1e-5)
+
+
+def test_resized_crops_change_the_size_and_come_back(device):
+    pyburn.manual_seed(2)
+    augment = Compose([RandomResizedCrop((10, 12), scale=(0.3, 0.6)), RandomHorizontalFlip()])
+    out = augment(sample(device))
+    assert out["image"].shape == (2, 3, 10, 12) and out["masks"].shape == (2, 1, 10, 12)
+    maps = augment.matrices.numpy()
+    want = np.stack([np.stack([cv2.warpPerspective(channel, maps[i], (12, 10))
+                               for channel in image]) for i, image in enumerate(IMAGES)])
+    np.testing.assert_allclose(out["image"].numpy(), want, atol=1e-4)
+    # the crop is a part of the image: its corners land inside the source
+    corners = moved(np.array([[[0, 0], [11, 9]]] * 2, np.float32), np.linalg.inv(maps))
+    assert (corners >= -1e-3).all() and (corners[..., 0] <= 23.001).all()
+    back = augment.inverse(out)
+    assert back["image"].shape == (2, 3, 20, 24)
+    np.testing.assert_allclose(back["keypoints"].numpy(), POINTS, atol=1e-3)
 
 
 def test_color_jitter_applies_the_recorded_factors(device):
