@@ -48,7 +48,7 @@ from .filters import (
 )
 from .geometry import warp_affine, warp_perspective
 from .io import read_image, write_image
-from .metrics import PSNR, SSIM, Dice, dice, iou, ms_ssim, psnr, ssim
+from .metrics import PSNR, SSIM, Dice, dice, frechet_distance, iou, ms_ssim, psnr, ssim
 from .morphology import (
     black_hat,
     closing,
@@ -66,9 +66,9 @@ __all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "Normalize", "PSN
            "RandomVerticalFlip", "SSIM", "batched_nms", "black_hat", "box_area", "box_blur",
            "box_convert", "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
-           "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb", "hsv_to_rgb", "iou",
-           "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur", "morphological_gradient",
-           "ms_ssim", "nms", "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale",
-           "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "roi_align", "roi_pool", "sobel",
-           "spatial_gradient", "ssim", "top_hat", "warp_affine", "warp_perspective",
-           "write_image", "write_png", "yuv_to_rgb"]
+           "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb",
+           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur",
+           "morphological_gradient", "ms_ssim", "nms", "opening", "psnr", "read_image",
+           "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "roi_align",
+           "roi_pool", "sobel", "spatial_gradient", "ssim", "top_hat", "warp_affine",
+           "warp_perspective", "write_image", "write_png", "yuv_to_rgb"]

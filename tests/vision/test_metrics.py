@@ -9,7 +9,17 @@ import pytest
 
 import pyburn
 from pyburn.train.metrics import StepOutput
-from pyburn.vision.metrics import PSNR, SSIM, Dice, dice, iou, ms_ssim, psnr, ssim
+from pyburn.vision.metrics import (
+    PSNR,
+    SSIM,
+    Dice,
+    dice,
+    frechet_distance,
+    iou,
+    ms_ssim,
+    psnr,
+    ssim,
+)
 
 skimage_metrics = pytest.importorskip("skimage.metrics", reason="scikit-image is the reference")
 torch = pytest.importorskip("torch")
@@ -110,3 +120,18 @@ def test_ms_ssim_matches_pytorch_msssim(device):
     with pytest.raises(pyburn.PyburnError, match="scales"):
         ms_ssim(pyburn.zeros(1, 1, 100, 200, device=device),
                 pyburn.zeros(1, 1, 100, 200, device=device))
+
+
+@pytest.mark.parametrize("n, m, dims", [(64, 50, 8), (20, 25, 32)], ids=["full", "rank-deficient"])
+def test_frechet_distance_matches_scipys_matrix_root(device, n, m, dims):
+    linalg = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(dims)
+    a = rng.standard_normal((n, dims)).astype(np.float32)
+    b = (rng.standard_normal((m, dims)) * 1.3 + 0.4).astype(np.float32)
+    s1, s2 = np.cov(a.astype(np.float64), rowvar=False), np.cov(b.astype(np.float64), rowvar=False)
+    want = ((a.mean(0) - b.mean(0)) ** 2).sum() + np.trace(
+        s1 + s2 - 2 * linalg.sqrtm(s1 @ s2).real)
+    got = frechet_distance(pyburn.tensor(a, device=device), pyburn.tensor(b, device=device))
+    assert got.item() == pytest.approx(want, rel=1e-4)
+    with pytest.raises(pyburn.PyburnError, match=r"\(N, D\)"):
+        frechet_distance(pyburn.tensor(a, device=device), pyburn.tensor(b[:, :3], device=device))
