@@ -3,8 +3,8 @@ read and write in pure Python (`png`) and JPEG through Pillow (`io`), colour con
 (`color`), boxes: IoU, GIoU, non-maximum suppression, masks to boxes (`boxes`), filters
 (`filters`), Canny's edges (`edges`), morphology (`morphology`), connected components with
 their statistics (`components`), image metrics, as functions and as Learner metrics
-(`metrics`), warps (`geometry`), regions of interest (`roi`) and joint augmentations with
-an inverse (`augment`)."""
+(`metrics`), detection's mAP (`detection`), warps (`geometry`), regions of interest (`roi`)
+and joint augmentations with an inverse (`augment`)."""
 
 from .augment import (
     ColorJitter,
@@ -36,6 +36,7 @@ from .color import (
     yuv_to_rgb,
 )
 from .components import ComponentStats, connected_components, connected_components_with_stats
+from .detection import mean_average_precision
 from .edges import canny
 from .filters import (
     box_blur,
@@ -67,8 +68,9 @@ __all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "Normalize", "PSN
            "box_convert", "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
            "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb",
-           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "masks_to_boxes", "median_blur",
-           "morphological_gradient", "ms_ssim", "nms", "opening", "psnr", "read_image",
-           "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "roi_align",
-           "roi_pool", "sobel", "spatial_gradient", "ssim", "top_hat", "warp_affine",
-           "warp_perspective", "write_image", "write_png", "yuv_to_rgb"]
+           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "masks_to_boxes",
+           "mean_average_precision", "median_blur", "morphological_gradient", "ms_ssim", "nms",
+           "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale", "rgb_to_hsv",
+           "rgb_to_lab", "rgb_to_yuv", "roi_align", "roi_pool", "sobel", "spatial_gradient",
+           "ssim", "top_hat", "warp_affine", "warp_perspective", "write_image", "write_png",
+           "yuv_to_rgb"]
