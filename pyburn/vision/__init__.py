@@ -49,7 +49,18 @@ from .filters import (
 )
 from .geometry import warp_affine, warp_perspective
 from .io import read_image, write_image
-from .metrics import PSNR, SSIM, Dice, dice, frechet_distance, iou, ms_ssim, psnr, ssim
+from .metrics import (
+    PSNR,
+    SSIM,
+    Dice,
+    dice,
+    frechet_distance,
+    iou,
+    lpips,
+    ms_ssim,
+    psnr,
+    ssim,
+)
 from .morphology import (
     black_hat,
     closing,
@@ -68,7 +79,7 @@ __all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "Normalize", "PSN
            "box_convert", "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
            "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb",
-           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "masks_to_boxes",
+           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "lpips", "masks_to_boxes",
            "mean_average_precision", "median_blur", "morphological_gradient", "ms_ssim", "nms",
            "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale", "rgb_to_hsv",
            "rgb_to_lab", "rgb_to_yuv", "roi_align", "roi_pool", "sobel", "spatial_gradient",

@@ -10,6 +10,7 @@
   computes it (each scale's term clipped at 0; 2 x 2 means between scales, an odd side
   padded);
 - `frechet_distance` of two sets of features (FID over Inception's features);
+- `lpips` over the caller's feature network (LPIPS's formula);
 - `dice` and `iou` of masks: ``2 |A n B| / (|A| + |B|)`` and ``|A n B| / |A u B|`` (1 where
   both are empty).
 
@@ -22,6 +23,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 from .._tensor import Tensor
 from ..errors import ShapeError
@@ -116,6 +118,8 @@ def ms_ssim(prediction: Tensor, target: Tensor, data_range: float = 1.0,
     return total.mean(dim=1)
 
 
+#: the least squared length LPIPS takes the root of
+TINY = 1e-30
 #: most Newton-Schulz steps of a matrix square root (it converges quadratically once near)
 ROOT_STEPS = 60
 
@@ -165,6 +169,34 @@ def frechet_distance(features_a: Tensor, features_b: Tensor) -> Tensor:
     middle = _sqrt_psd(root_a @ cov_b @ root_a)
     trace = (cov_a + cov_b - middle * 2) * eye(cov_a.shape[0], device=cov_a.device)
     return ((mean_a - mean_b) ** 2).sum() + trace.sum()
+
+
+def lpips(prediction: Tensor, target: Tensor, features: Callable[[Tensor], Sequence[Tensor]],
+          weights: Sequence[Tensor] | None = None, eps: float = 1e-10) -> Tensor:
+    """The learned perceptual distance of Zhang et al. (2018) of each image pair, (N,), over
+    the caller's network: `features(images)` gives a list of feature maps (N, C_l, H_l, W_l);
+    each is scaled to unit length along its channels, the two images' maps are subtracted
+    and squared, weighted per channel by `weights[l]` (C_l,) (None: 1), summed over channels,
+    averaged over positions, and summed over layers. With AlexNet's or VGG's features and
+    the LPIPS project's weights this is LPIPS; pyburn ships neither (no model hub here)."""
+    _pair(prediction, target, "lpips")
+    ours, theirs = features(prediction), features(target)
+    if len(ours) != len(theirs) or (weights is not None and len(weights) != len(ours)):
+        raise ShapeError(f"lpips: {len(ours)} feature maps, {len(theirs)} for the targets and "
+                         f"{'no' if weights is None else len(weights)} weights")
+    total = None
+    for layer, (a, b) in enumerate(zip(ours, theirs)):
+        # (a zero vector's length clamped first: its root would send NaN into gradients)
+        a = a / ((a * a).sum(dim=1, keepdim=True).clamp(min=TINY).sqrt() + eps)
+        b = b / ((b * b).sum(dim=1, keepdim=True).clamp(min=TINY).sqrt() + eps)
+        difference = (a - b) ** 2
+        if weights is not None:
+            difference = difference * weights[layer].reshape(1, -1, 1, 1)
+        term = difference.sum(dim=1).mean(dim=(1, 2))
+        total = term if total is None else total + term
+    if total is None:
+        raise ShapeError("lpips: the network gave no feature map")
+    return total
 
 
 def _overlap(prediction: Tensor, target: Tensor, name: str) -> tuple[Tensor, Tensor, Tensor]:

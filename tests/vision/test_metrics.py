@@ -16,6 +16,7 @@ from pyburn.vision.metrics import (
     dice,
     frechet_distance,
     iou,
+    lpips,
     ms_ssim,
     psnr,
     ssim,
@@ -135,3 +136,41 @@ def test_frechet_distance_matches_scipys_matrix_root(device, n, m, dims):
     assert got.item() == pytest.approx(want, rel=1e-4)
     with pytest.raises(pyburn.PyburnError, match=r"\(N, D\)"):
         frechet_distance(pyburn.tensor(a, device=device), pyburn.tensor(b[:, :3], device=device))
+
+
+def test_lpips_is_the_formula_over_the_callers_network(device):
+    """The LPIPS project's computation (normalize_tensor, squared differences, the 1 x 1
+    linear layer, spatial average, sum over layers) in PyTorch, over the same small
+    network: two conv layers with ReLU, random weights."""
+    rng = np.random.default_rng(5)
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((4, 3, 3, 3),
+                                                                       (6, 4, 3, 3)))
+    linear = [rng.random(4).astype(np.float32), rng.random(6).astype(np.float32)]
+    grad_device = pyburn.device(device).autodiff()
+    import pyburn.nn.functional as F
+
+    def ours(x):
+        first = F.relu(F.conv2d(x, pyburn.tensor(w1, device=grad_device), padding=1))
+        return [first, F.relu(F.conv2d(first, pyburn.tensor(w2, device=grad_device), stride=2))]
+
+    def theirs(x):
+        conv = torch.nn.functional.conv2d
+        first = torch.relu(conv(x, torch.tensor(w1, dtype=x.dtype), padding=1))
+        return [first, torch.relu(conv(first, torch.tensor(w2, dtype=x.dtype), stride=2))]
+
+    x = pyburn.tensor(NOISY[:, :, :16, :16], device=grad_device, requires_grad=True)
+    got = lpips(x, pyburn.tensor(CLEAN[:, :, :16, :16], device=grad_device), ours,
+                [pyburn.tensor(w, device=grad_device) for w in linear])
+    got.sum().backward()
+    tx = torch.tensor(NOISY[:, :, :16, :16].astype(np.float64), requires_grad=True)
+    total = 0
+    for a, b, w in zip(theirs(tx), theirs(torch.tensor(CLEAN[:, :, :16, :16].astype(np.float64))),
+                       linear):
+        a = a / (a.pow(2).sum(1, keepdim=True).sqrt() + 1e-10)
+        b = b / (b.pow(2).sum(1, keepdim=True).sqrt() + 1e-10)
+        lin = torch.nn.functional.conv2d((a - b) ** 2, torch.tensor(w.astype(np.float64))
+                                         .reshape(1, -1, 1, 1))
+        total = total + lin.mean(dim=(2, 3)).reshape(-1)
+    total.sum().backward()
+    np.testing.assert_allclose(got.numpy(), total.detach().numpy(), rtol=1e-4)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-6)
