@@ -15,7 +15,7 @@ PIP := $(BIN)/python -m pip
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_datasets.py \
 	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py tests/kernel/test_lang.py \
 	tests/kernel/test_cache.py tests/backends/test_wasm_engine.py tests/backends/test_wasm_backend.py \
-	tests/backends/test_wasm_capture.py
+	tests/backends/test_wasm_capture.py tests/vision/test_png_pure.py
 # ... and on the wasm device alone, the autodiff rules and the nn.functional suite (PyTorch's
 # references from the same file)
 PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py tests/nn/functional
