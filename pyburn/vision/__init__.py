@@ -47,14 +47,18 @@ from .filters import (
     sobel,
     spatial_gradient,
 )
-from .geometry import warp_affine, warp_perspective
-from .io import read_image, write_image
+from .geometry import affine_matrix, warp_affine, warp_perspective
+from .io import read_image, save_image, write_image
 from .metrics import (
+    MSSSIM,
     PSNR,
     SSIM,
     Dice,
+    IoU,
     dice,
     frechet_distance,
+    gram_matrix,
+    gram_matrix_loss,
     iou,
     lpips,
     ms_ssim,
@@ -73,15 +77,15 @@ from .morphology import (
 from .png import encode_png, read_png, write_png
 from .roi import roi_align, roi_pool
 
-__all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "Normalize", "PSNR",
-           "RandomAffine", "RandomErasing", "RandomHorizontalFlip", "RandomResizedCrop",
-           "RandomVerticalFlip", "SSIM", "batched_nms", "black_hat", "box_area", "box_blur",
-           "box_convert", "box_iou", "canny", "closing", "connected_components",
+__all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "IoU", "MSSSIM", "Normalize",
+           "PSNR", "RandomAffine", "RandomErasing", "RandomHorizontalFlip", "RandomResizedCrop",
+           "RandomVerticalFlip", "SSIM", "affine_matrix", "batched_nms", "black_hat", "box_area",
+           "box_blur", "box_convert", "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
-           "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "grayscale_to_rgb",
-           "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian", "lpips", "masks_to_boxes",
-           "mean_average_precision", "median_blur", "morphological_gradient", "ms_ssim", "nms",
-           "opening", "psnr", "read_image", "read_png", "rgb_to_grayscale", "rgb_to_hsv",
-           "rgb_to_lab", "rgb_to_yuv", "roi_align", "roi_pool", "sobel", "spatial_gradient",
-           "ssim", "top_hat", "warp_affine", "warp_perspective", "write_image", "write_png",
-           "yuv_to_rgb"]
+           "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "gram_matrix",
+           "gram_matrix_loss", "grayscale_to_rgb", "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian",
+           "lpips", "masks_to_boxes", "mean_average_precision", "median_blur",
+           "morphological_gradient", "ms_ssim", "nms", "opening", "psnr", "read_image",
+           "read_png", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_lab", "rgb_to_yuv", "roi_align",
+           "roi_pool", "save_image", "sobel", "spatial_gradient", "ssim", "top_hat",
+           "warp_affine", "warp_perspective", "write_image", "write_png", "yuv_to_rgb"]

@@ -14,6 +14,7 @@ and the matrix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from .._tensor import Tensor
@@ -21,6 +22,23 @@ from ..errors import ShapeError
 from ..nn.functional.grid import grid_sample
 from ..ops.creation import arange, ones, zeros
 from ..ops.movement import cat, stack
+
+
+def affine_matrix(angle: float = 0.0, scale: float = 1.0,
+                  translate: tuple[float, float] = (0.0, 0.0), shear: float = 0.0,
+                  center: tuple[float, float] = (0.0, 0.0)) -> list[list[float]]:
+    """The 2 x 3 map (rows) that turns by `angle` degrees (counter-clockwise in the image's
+    x-right, y-down axes, as OpenCV's ``getRotationMatrix2D``), scales by `scale` and shears
+    by `shear` degrees along x, all about `center` (x, y), then moves by `translate` (x, y)
+    pixels: burn-vision's Transform2D, composed. Put it in a tensor (N, 2, 3) for
+    `warp_affine`."""
+    a, k = math.radians(angle), math.tan(math.radians(shear))
+    cos, sin = math.cos(a) * scale, math.sin(a) * scale
+    m00, m01 = cos - k * sin, sin + k * cos
+    m10, m11 = -sin, cos
+    cx, cy = center
+    return [[m00, m01, cx - m00 * cx - m01 * cy + translate[0]],
+            [m10, m11, cy - m10 * cx - m11 * cy + translate[1]]]
 
 
 def _inverse3(m: Tensor) -> Tensor:

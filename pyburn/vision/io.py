@@ -54,6 +54,21 @@ def read_image(source: str | os.PathLike[str] | bytes | bytearray | memoryview,
     return tensor(planes, dtype=uint8, device=device).reshape(channels, height, width)
 
 
+def save_image(image: Tensor, path: str | os.PathLike[str], quality: int = 90) -> None:
+    """Write a tensor to look at (burn's ``save_tensor_as_image``): uint8 as it is, floats
+    taken as [0, 1], clipped, scaled to 0-255 and rounded; (C, H, W) or (H, W), a batch
+    (N, C, H, W) of one image too; the format by the extension (see `write_image`)."""
+    if not isinstance(image, Tensor):
+        raise ArgumentError(f"save_image takes a tensor, got {type(image).__name__}")
+    if image.ndim == 4:
+        if image.shape[0] != 1:
+            raise ArgumentError(f"save_image writes one image, got a batch of {image.shape[0]}")
+        image = image[0]
+    if image.dtype is not uint8:
+        image = (image.float().clamp(0, 1) * 255).round().to(uint8)
+    write_image(image, path, quality)
+
+
 def write_image(image: Tensor, path: str | os.PathLike[str], quality: int = 90) -> None:
     """Write `image` ((C, H, W) or (H, W)) to `path` as its extension says: .png (any
     channels from 1 to 4, uint8 or 16-bit) or .jpg / .jpeg (grey or RGB uint8, at JPEG

@@ -11,6 +11,7 @@
   padded);
 - `frechet_distance` of two sets of features (FID over Inception's features);
 - `lpips` over the caller's feature network (LPIPS's formula);
+- `gram_matrix` and `gram_matrix_loss` (style statistics, a loss);
 - `dice` and `iou` of masks: ``2 |A n B| / (|A| + |B|)`` and ``|A n B| / |A u B|`` (1 where
   both are empty).
 
@@ -279,6 +280,50 @@ class SSIM(_PerImage):
 
     def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
         return ssim(outputs, targets, self.data_range)
+
+
+class MSSSIM(_PerImage):
+    """Mean MS-SSIM over the images (outputs and targets (N, C, H, W), more than 160 pixels a
+    side)."""
+
+    name = "ms_ssim"
+
+    def __init__(self, data_range: float = 1.0):
+        self.data_range = data_range
+        super().__init__()
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return ms_ssim(outputs, targets, self.data_range)
+
+
+class IoU(_PerImage):
+    """Mean intersection over union over the masks: outputs are scores or probabilities,
+    inside where above `threshold`; targets are masks."""
+
+    name = "iou"
+
+    def __init__(self, threshold: float = 0.5):
+        self.threshold = threshold
+        super().__init__()
+
+    def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return iou(outputs > self.threshold, targets)
+
+
+def gram_matrix(features: Tensor) -> Tensor:
+    """The channels' inner products of feature maps (N, C, H, W), divided by C * H * W:
+    (N, C, C), the style statistics of Gatys et al. (2016)."""
+    if not isinstance(features, Tensor) or features.ndim != 4:
+        raise ShapeError(f"gram_matrix takes feature maps (N, C, H, W), got {_shape(features)}")
+    count, channels, height, width = features.shape
+    flat = features.reshape(count, channels, height * width)
+    return flat @ flat.mT / (channels * height * width)
+
+
+def gram_matrix_loss(prediction: Tensor, target: Tensor) -> Tensor:
+    """The mean squared difference of two batches' Gram matrices (burn-train's
+    GramMatrixLoss, neural style transfer's style loss): a scalar."""
+    return ((gram_matrix(prediction) - gram_matrix(target)) ** 2).mean()
 
 
 class Dice(_PerImage):

@@ -82,3 +82,13 @@ def test_matrices_of_the_wrong_shape_are_refused():
         warp_affine(image, pyburn.zeros(1, 3, 3, device="flex"), (4, 4))
     with pytest.raises(pyburn.PyburnError, match=r"\(N, 3, 3\)"):
         warp_perspective(image, pyburn.zeros(2, 3, 3, device="flex"), (4, 4))
+
+
+def test_affine_matrix_is_opencvs_rotation_and_composes_shear_and_moves():
+    from pyburn.vision import affine_matrix
+
+    np.testing.assert_allclose(affine_matrix(30, 1.2, center=(10, 5)),
+                               cv2.getRotationMatrix2D((10, 5), 30, 1.2), atol=1e-12)
+    sheared = np.array(affine_matrix(shear=20, translate=(3, -2)))
+    point = np.array([4.0, 6.0, 1.0])
+    np.testing.assert_allclose(sheared @ point, [4 + np.tan(np.radians(20)) * 6 + 3, 6 - 2])

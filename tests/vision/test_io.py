@@ -63,3 +63,13 @@ def test_bad_files_and_missing_pillow(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", without_pillow)
     with pytest.raises(pyburn.errors.MissingExtraError, match="pip install pillow"):
         read_image(jpeg_bytes(RGB, "RGB"))
+
+
+def test_save_image_scales_floats_to_bytes(tmp_path):
+    from pyburn.vision import save_image
+
+    floats = pyburn.tensor([[[[0.0, 0.5, 1.2], [-0.1, 0.25, 1.0]]]], device="flex")
+    save_image(floats, tmp_path / "x.png")
+    assert read_image(tmp_path / "x.png").tolist() == [[[0, 128, 255], [0, 64, 255]]]
+    with pytest.raises(pyburn.PyburnError, match="one image"):
+        save_image(pyburn.zeros(2, 1, 2, 2, device="flex"), tmp_path / "y.png")

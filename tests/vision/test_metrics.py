@@ -10,11 +10,15 @@ import pytest
 import pyburn
 from pyburn.train.metrics import StepOutput
 from pyburn.vision.metrics import (
+    MSSSIM,
     PSNR,
     SSIM,
     Dice,
+    IoU,
     dice,
     frechet_distance,
+    gram_matrix,
+    gram_matrix_loss,
     iou,
     lpips,
     ms_ssim,
@@ -174,3 +178,35 @@ def test_lpips_is_the_formula_over_the_callers_network(device):
     total.sum().backward()
     np.testing.assert_allclose(got.numpy(), total.detach().numpy(), rtol=1e-4)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-3, atol=1e-6)
+
+
+def test_gram_matrix_and_its_loss_match_torch(device):
+    grad_device = pyburn.device(device).autodiff()
+    a = pyburn.tensor(NOISY, device=grad_device, requires_grad=True)
+    gram_matrix_loss(a, pyburn.tensor(CLEAN, device=grad_device)).backward()
+    x = torch.tensor(NOISY.astype(np.float64), requires_grad=True)
+
+    def gram(t):
+        flat = t.reshape(t.shape[0], t.shape[1], -1)
+        return flat @ flat.transpose(1, 2) / flat.shape[1] / flat.shape[2]
+    loss = ((gram(x) - gram(torch.tensor(CLEAN.astype(np.float64)))) ** 2).mean()
+    loss.backward()
+    np.testing.assert_allclose(gram_matrix(pyburn.tensor(NOISY, device=device)).numpy(),
+                               gram(torch.tensor(NOISY)).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(a.grad.numpy(), x.grad.numpy(), rtol=1e-3, atol=1e-9)
+
+
+@pytest.mark.parametrize("metric", [MSSSIM(), IoU(threshold=0.5)], ids=["ms_ssim", "iou"])
+def test_more_learner_metrics_are_means_over_every_image(metric):
+    rng = np.random.default_rng(4)
+    clean = rng.random((3, 1, 168, 168)).astype(np.float32)
+    noisy = np.clip(clean + rng.normal(0, 0.1, clean.shape), 0, 1).astype(np.float32)
+    metric.reset()
+    for part in (slice(0, 2), slice(2, 3)):
+        out = pyburn.tensor(noisy[part], device="cpu")
+        target = clean[part] > 0.5 if metric.name == "iou" else clean[part]
+        metric.update(StepOutput(out, pyburn.tensor(target, device="cpu"),
+                                 pyburn.tensor(0.0, device="cpu"), 1, "valid"))
+    a, b = pyburn.tensor(noisy, device="cpu"), pyburn.tensor(clean, device="cpu")
+    per_image = ms_ssim(a, b) if metric.name == "ms_ssim" else iou(a > 0.5, b > 0.5)
+    assert metric.compute() == pytest.approx(float(np.mean(per_image.numpy())), rel=1e-5)
