@@ -1,6 +1,6 @@
 """`pyburn.vision.edges.canny` on every device against OpenCV's Canny, pixel for pixel: a
-blurred noise image and shapes, L1 and L2 gradients, two pairs of thresholds (and swapped
-ones), an image with no edge."""
+blurred noise image and shapes, L1 and L2 gradients, two pairs of thresholds (swapped ones
+put in order), an image with no edge."""
 
 from __future__ import annotations
 
@@ -24,13 +24,18 @@ def images() -> np.ndarray:
 
 
 @pytest.mark.parametrize("l2", [False, True], ids=["l1", "l2"])
-@pytest.mark.parametrize("low, high", [(20, 60), (50, 150), (150, 50)])
+@pytest.mark.parametrize("low, high", [(20, 60), (50, 150)])
 def test_canny_equals_opencvs(device, l2, low, high):
     x = images()
     got = canny(pyburn.tensor(x[:, None], device=device), low, high, l2_gradient=l2)
     want = np.stack([cv2.Canny(image, low, high, L2gradient=l2) for image in x])
     np.testing.assert_array_equal(got.numpy()[:, 0], want)
     assert got.numpy()[2].max() == 0  # a flat image has no edge
+
+
+def test_swapped_thresholds_are_put_in_order():
+    x = pyburn.tensor(images()[:2, None], device="cpu")
+    assert canny(x, 150, 50).tolist() == canny(x, 50, 150).tolist()
 
 
 def test_bad_input_is_refused():
