@@ -36,7 +36,7 @@ from .color import (
     yuv_to_rgb,
 )
 from .components import ComponentStats, connected_components, connected_components_with_stats
-from .detection import mean_average_precision
+from .detection import MeanAveragePrecision, mean_average_precision
 from .edges import canny
 from .filters import (
     box_blur,
@@ -77,10 +77,11 @@ from .morphology import (
 from .png import encode_png, read_png, write_png
 from .roi import roi_align, roi_pool
 
-__all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "IoU", "MSSSIM", "Normalize",
-           "PSNR", "RandomAffine", "RandomErasing", "RandomHorizontalFlip", "RandomResizedCrop",
-           "RandomVerticalFlip", "SSIM", "affine_matrix", "batched_nms", "black_hat", "box_area",
-           "box_blur", "box_convert", "box_iou", "canny", "closing", "connected_components",
+__all__ = ["ColorJitter", "ComponentStats", "Compose", "Dice", "IoU", "MSSSIM",
+           "MeanAveragePrecision", "Normalize", "PSNR", "RandomAffine", "RandomErasing",
+           "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip", "SSIM",
+           "affine_matrix", "batched_nms", "black_hat", "box_area", "box_blur", "box_convert",
+           "box_iou", "canny", "closing", "connected_components",
            "connected_components_with_stats", "dice", "dilate", "encode_png", "erode", "filter2d",
            "frechet_distance", "gaussian_blur2d", "generalized_box_iou", "gram_matrix",
            "gram_matrix_loss", "grayscale_to_rgb", "hsv_to_rgb", "iou", "lab_to_rgb", "laplacian",

@@ -5,7 +5,7 @@ ground-truth box they overlap most (IoU at least the threshold); over all images
 is made non-increasing in recall and read at 101 recall levels; the mean of those is the
 class's AP, and the mean over classes (those with ground truth) and thresholds is the mAP.
 The boxes' IoU is `boxes.box_iou` on their device; the matching runs on the host, as its
-shape depends on the data.
+shape depends on the data. `MeanAveragePrecision` is the same as a Learner metric.
 
 >>> import pyburn
 >>> box = pyburn.tensor([[0.0, 0, 10, 10]], device="flex")
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from .._tensor import Tensor
 from ..errors import ArgumentError
+from ..train.metrics.base import Metric, StepOutput, Value
 from .boxes import box_iou
 
 #: COCO's IoU thresholds 0.50, 0.55, ..., 0.95, and its 101 recall levels
@@ -107,3 +108,39 @@ def _average_precision(hits: list[bool], truths: int) -> float:
         at = bisect.bisect_left(recall, level)
         total += precision[at] if at < len(precision) else 0.0
     return total / len(RECALL_LEVELS)
+
+
+class MeanAveragePrecision(Metric):
+    """COCO's mAP as a Learner metric: a detection model's outputs for a batch are one dict
+    per image ("boxes", "scores", "labels") and its targets one dict per image ("boxes",
+    "labels"); every image of the epoch counts, and `compute` matches them all at once."""
+
+    name = "map"
+    higher_is_better = True
+    splits = ("valid",)
+    state_names = ("predictions", "targets")
+
+    def __init__(self, thresholds: Sequence[float] = COCO_THRESHOLDS,
+                 max_detections: int = 100):
+        self.thresholds, self.max_detections = tuple(thresholds), max_detections
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the images seen."""
+        self.predictions: list[dict[str, Tensor]] = []
+        self.targets: list[dict[str, Tensor]] = []
+
+    def update(self, step: StepOutput) -> None:
+        """Keep the batch's images (their tensors stay on the device until `compute`)."""
+        if len(step.outputs) != len(step.targets):
+            raise ArgumentError(f"{len(step.outputs)} images of outputs, "
+                                f"{len(step.targets)} of targets")
+        self.predictions.extend(step.outputs)
+        self.targets.extend(step.targets)
+
+    def compute(self) -> Value:
+        """mAP over every image since `reset` (None before the first)."""
+        if not self.predictions:
+            return None
+        return mean_average_precision(self.predictions, self.targets, self.thresholds,
+                                      self.max_detections)["map"]

@@ -89,3 +89,23 @@ def test_mismatched_inputs_are_refused():
         mean_average_precision([{"boxes": pyburn.zeros(0, 4, device="flex")}],
                                [{"boxes": pyburn.zeros(0, 4, device="flex"),
                                  "labels": pyburn.zeros(0, device="flex")}])
+
+
+def test_the_learner_metric_counts_every_image_of_the_epoch():
+    from pyburn.train.metrics import StepOutput
+    from pyburn.vision.detection import MeanAveragePrecision
+
+    truths, detections = scene(0)
+    predictions = [{"boxes": pyburn.tensor(b.astype(np.float32), device="cpu"),
+                    "scores": pyburn.tensor(s.astype(np.float32), device="cpu"),
+                    "labels": pyburn.tensor(label.astype(np.int32), device="cpu")}
+                   for b, s, label in detections]
+    targets = [{"boxes": pyburn.tensor(b.astype(np.float32), device="cpu"),
+                "labels": pyburn.tensor(label.astype(np.int32), device="cpu")}
+               for b, label in truths]
+    metric = MeanAveragePrecision()
+    assert metric.compute() is None
+    for part in (slice(0, 4), slice(4, IMAGES)):
+        metric.update(StepOutput(predictions[part], targets[part],
+                                 pyburn.tensor(0.0, device="cpu"), 1, "valid"))
+    assert metric.compute() == pytest.approx(cocoeval(truths, detections)[0], abs=1e-6)
