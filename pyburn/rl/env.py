@@ -6,6 +6,7 @@ TimeLimit, built in). An environment keeps its own `random.Random`, seeded by ``
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from typing import Any
 
 from ..errors import ArgumentError
@@ -14,7 +15,7 @@ from .spaces import Space
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
-class Env:
+class Env(ABC):
     """Subclasses set the spaces and `max_episode_steps`, and write `_reset` and `_step`."""
 
     observation_space: Space
@@ -47,8 +48,10 @@ class Env:
                      self.elapsed >= self.max_episode_steps and not terminated)
         return observation, reward, terminated, truncated, info
 
+    @abstractmethod
     def _reset(self, options: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """Set the first state of an episode; its observation."""
 
+    @abstractmethod
     def _step(self, action: Any) -> tuple[Any, float, bool, dict[str, Any]]:
-        raise NotImplementedError
+        """One step: (observation, reward, terminated, info)."""

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ArgumentError
 
 
-class Space:
+class Space(ABC):
     """A set of values: `contains` checks one, `sample` draws one."""
 
+    @abstractmethod
     def contains(self, value: Any) -> bool:
-        raise NotImplementedError
+        """Whether `value` is in the space."""
 
+    @abstractmethod
     def sample(self, rng: random.Random) -> Any:
-        raise NotImplementedError
+        """A value of the space, drawn from `rng`."""
 
 
 class Discrete(Space):

@@ -21,6 +21,7 @@ change the image alone.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,49 +42,58 @@ def _uniform(count: int, low: float, high: float, device: Any) -> list[float]:
     return [low + (high - low) * v for v in rand(count, device=device).tolist()]
 
 
-class Transform:
-    """One augmentation: `__call__` draws, records and applies; geometric ones give their
-    maps (`matrices`), photometric ones change the image (`photometric`)."""
+class Transform(ABC):
+    """One augmentation: photometric ones change the image when called (drawing and
+    recording their parameters); geometric ones (`Geometric`) give maps that `Compose`
+    applies to every part of the sample."""
 
+    @abstractmethod
     def __call__(self, sample: Sample) -> Sample:
-        raise NotImplementedError
+        """`sample` changed by this transform, with parameters drawn now."""
 
 
 class Geometric(Transform):
     """A transform that is a 3 x 3 map per sample; `draw` makes them, for images of
     (height, width), into images of `output_size` of that (default: the same size)."""
 
+    @abstractmethod
     def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
         """One row-major 3 x 3 source-to-destination map per sample."""
-        raise NotImplementedError
 
     def output_size(self, height: int, width: int) -> tuple[int, int]:
         """The (height, width) of what this transform makes of images of (height, width)."""
         return height, width
 
+    def __call__(self, sample: Sample) -> Sample:
+        """`sample` through this transform alone (as a Compose of one)."""
+        return Compose([self])(sample)
 
-class RandomHorizontalFlip(Geometric):
+
+class _Flip(Geometric):
+    """Mirror along x (`vertical` False) or y with probability `p`."""
+
+    vertical = False
+
+    def __init__(self, p: float = 0.5):
+        self.p = p
+
+    def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
+        flips = [v < self.p for v in _uniform(count, 0.0, 1.0, device)]
+        if self.vertical:
+            mirror = [1.0, 0.0, 0.0, 0.0, -1.0, height - 1.0, 0.0, 0.0, 1.0]
+        else:
+            mirror = [-1.0, 0.0, width - 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+        return [mirror if f else _IDENTITY for f in flips]
+
+
+class RandomHorizontalFlip(_Flip):
     """Mirror left to right with probability `p`."""
 
-    def __init__(self, p: float = 0.5):
-        self.p = p
 
-    def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
-        flips = [v < self.p for v in _uniform(count, 0.0, 1.0, device)]
-        return [[-1.0, 0.0, width - 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0] if f else _IDENTITY
-                for f in flips]
-
-
-class RandomVerticalFlip(Geometric):
+class RandomVerticalFlip(_Flip):
     """Mirror top to bottom with probability `p`."""
 
-    def __init__(self, p: float = 0.5):
-        self.p = p
-
-    def draw(self, count: int, height: int, width: int, device: Any) -> list[list[float]]:
-        flips = [v < self.p for v in _uniform(count, 0.0, 1.0, device)]
-        return [[1.0, 0.0, 0.0, 0.0, -1.0, height - 1.0, 0.0, 0.0, 1.0] if f else _IDENTITY
-                for f in flips]
+    vertical = True
 
 
 class RandomAffine(Geometric):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .._tensor import Tensor
 from ..dtypes import bool_, float32, int32
 from ..errors import ArgumentError, ShapeError
-from ..ops.creation import tensor
+from ..ops.creation import arange, tensor
 from ..ops.math_ops import where
 from ..ops.movement import stack
 
@@ -136,18 +136,18 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
     if not isinstance(masks, Tensor) or masks.ndim != 3:
         raise ShapeError(f"masks_to_boxes takes masks (N, H, W), got "
                          f"{getattr(masks, 'shape', type(masks).__name__)}")
-    _, height, width = masks.shape
     on = masks.to(bool_)
-    rows, columns = on.any(dim=2), on.any(dim=1)  # (N, H) and (N, W)
-    ys = tensor(list(range(height)), dtype=float32, device=masks.device)
-    xs = tensor(list(range(width)), dtype=float32, device=masks.device)
-    big = float(max(height, width))
-
-    def first_last(hit: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
-        low = (at + hit.logical_not().to(float32) * big).amin(dim=1)
-        high = (at - hit.logical_not().to(float32) * big).amax(dim=1)
-        found = hit.any(dim=1)
-        return where(found, low, 0.0), where(found, high, 0.0)
-    x1, x2 = first_last(columns, xs)
-    y1, y2 = first_last(rows, ys)
+    x1, x2 = first_last(on.any(dim=1))  # the columns any pixel is in, (N, W)
+    y1, y2 = first_last(on.any(dim=2))  # the rows, (N, H)
     return stack([x1, y1, x2, y2], dim=1)
+
+
+def first_last(hit: Tensor) -> tuple[Tensor, Tensor]:
+    """The first and the last place along the last dim of bool `hit` (..., L) that is true,
+    as floats (0 and 0 where none is)."""
+    length = hit.shape[-1]
+    places = arange(length, dtype=float32, device=hit.device)
+    missing = hit.logical_not().to(float32) * length
+    found = hit.any(dim=-1)
+    return (where(found, (places + missing).amin(dim=-1), 0.0),
+            where(found, (places - missing).amax(dim=-1), 0.0))

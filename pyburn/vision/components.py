@@ -22,6 +22,7 @@ from ..errors import ArgumentError, ShapeError
 from ..ops.creation import arange, ones_like, zeros
 from ..ops.math_ops import where
 from ..ops.movement import stack
+from .boxes import first_last
 from .filters import windows
 
 #: the places of a 3 x 3 window each connectivity looks at (raster order, centre included)
@@ -111,9 +112,4 @@ def _extent(flat: Tensor, at: Tensor, length: int, slots: int) -> tuple[Tensor, 
     count = flat.shape[0]
     touched = zeros(count, slots * length, dtype=int32, device=flat.device).scatter_add(
         1, flat * length + at, ones_like(flat)).reshape(count, slots, length)[:, 1:] > 0
-    places = arange(length, dtype=float32, device=flat.device)
-    missing = touched.logical_not().to(float32) * length
-    first = (places + missing).amin(dim=-1)
-    last = (places - missing).amax(dim=-1)
-    hit = touched.any(dim=-1)
-    return where(hit, first, 0.0), where(hit, last, 0.0)
+    return first_last(touched)

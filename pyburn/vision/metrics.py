@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
 from .._tensor import Tensor
@@ -224,7 +225,7 @@ def iou(prediction: Tensor, target: Tensor) -> Tensor:
     return (both + (union == 0).float()) / (union + (union == 0).float())
 
 
-class _PerImage(Metric):
+class _PerImage(Metric, ABC):
     """The mean over every image of the epoch of a per-image function of (outputs,
     targets)."""
 
@@ -239,9 +240,9 @@ class _PerImage(Metric):
         self.total: Tensor | None = None
         self.count = 0
 
+    @abstractmethod
     def per_image(self, outputs: Tensor, targets: Tensor) -> Tensor:
         """The metric of each image of the batch, (N,)."""
-        raise NotImplementedError
 
     def update(self, step: StepOutput) -> None:
         """Add the batch's images."""
