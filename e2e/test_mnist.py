@@ -4,6 +4,7 @@ computes from the same input."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,10 @@ PASTE = """(pixels) => {
 }"""
 PREDICT = "async () => { await window.mnistDemo.predict(); return window.mnistDemo.lastResult; }"
 LAST_INPUT = "() => Array.from(window.mnistDemo.lastInput)"
+STATS = """
+from pyburn.backends.wgpu import stats
+{"precompiled": stats().pipelines_precompiled, "compiled": stats().pipelines_compiled}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +135,16 @@ def test_drawn_digits_are_read(mnist: MnistPage, digits: list, screenshot: objec
     timing = mnist.page.inner_text("#timing")
     assert timing.endswith(NAMES[mnist.device]), timing
     screenshot(mnist.page, f"mnist-drawn-{mnist.device}")
+
+
+@pytest.mark.parametrize("mnist", ["wgpu"], indirect=True)
+def test_the_first_prediction_on_webgpu_compiles_nothing_new(mnist: MnistPage, site_dir: Path,
+                                                             digits: list) -> None:
+    """The site's build recorded the first prediction's kernels on the desktop's wgpu
+    device; the page compiled them while Python started, so its first prediction (made
+    while the page loaded) compiled none of its own."""
+    recorded = json.loads((site_dir / "kernels.json").read_text())
+    mnist.page.evaluate(PASTE, digits[0][0])
+    mnist.page.evaluate(PREDICT)
+    counts = mnist.page.evaluate("(code) => window.pyburn.run(code)", STATS)
+    assert counts == {"precompiled": len(recorded), "compiled": 0}

@@ -13,8 +13,9 @@ import json
 import shutil
 from pathlib import Path
 
+from pyburn.errors import WebBuildError
 from pyburn.train.dashboard.web import PAGE
-from pyburn.web import compress, pyodide
+from pyburn.web import compress, kernels, pyodide
 from pyburn.web.build import LOADER_FILES, MANIFEST, RUNTIME
 from pyburn.web.wheel import browser_files, write_wheel
 
@@ -46,6 +47,28 @@ def write_mnist_subset(path: Path) -> None:
                                "test": f"the first {TEST_IMAGES} test images"})
 
 
+def _demo_kernels(weights: Path) -> list[tuple[str, str]]:
+    """The GPU kernels of the draw-a-digit page's first prediction (what py/mnist.py's
+    `warm` runs), which its page compiles while Python starts; none where this machine has
+    no wgpu device (the page then compiles them at its first prediction)."""
+    import pyburn
+    from pyburn.models import load_mnist
+    from pyburn.nn import functional as F
+
+    def predict() -> None:
+        model = load_mnist(weights.read_bytes(), device="wgpu")
+        with pyburn.no_grad():  # an image uploaded as the page uploads one (not a fill)
+            image = pyburn.tensor(bytes(4 * 28 * 28), shape=(1, 1, 28, 28), dtype="float32",
+                                  device="wgpu")
+            F.softmax(model(image), dim=1).tolist()
+
+    try:
+        return kernels.record(predict)
+    except WebBuildError as exc:
+        print(f"note: {exc}")
+        return []
+
+
 def build(weights: Path, out: Path, source: Path) -> None:
     """Write the whole site to `out` (replacing what was there), with Pyodide from the
     distribution folder `source`."""
@@ -66,7 +89,8 @@ def build(weights: Path, out: Path, source: Path) -> None:
     (out / "data").mkdir()
     shutil.copy2(weights, out / "data" / "mnist.safetensors")
     write_mnist_subset(out / "data" / "mnist-subset.safetensors")
-    manifest = {"pyodide": "pyodide/", "packages": served, "wheels": [f"wheels/{wheel.name}"]}
+    manifest = {"pyodide": "pyodide/", "packages": served, "wheels": [f"wheels/{wheel.name}"],
+                **kernels.write(out, _demo_kernels(weights))}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     compress.precompress(out)
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import WebBuildError
-from . import compress, pyodide
+from . import compress, kernels, pyodide
 from .app import App
 from .wheel import BROWSER_EXCLUDE, browser_files, kept_paths, write_wheel
 
 #: the loader's files, served under ``pyburn/``
-LOADER_FILES = ("pyburn.js", "session.js", "worker.js", "wire.js")
+LOADER_FILES = ("pyburn.js", "session.js", "gpu.js", "worker.js", "wire.js")
 #: what the default page adds to the loader
 PAGE_FILES = ("page.js", "page.css")
 RUNTIME = Path(__file__).parent / "runtime"
@@ -139,6 +139,8 @@ def _write(app: App, folder: Path, source: Path, options: Options) -> list[str]:
         "app": {"name": app.name, "module": app.module, "exports": list(app.exports),
                 "files": sorted(f"app/{name}" for name in app.python_files)},
         "isolated": options.isolated,
+        # the loader asks for WebGPU's device while Python starts
+        **kernels.write(folder, []),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return notes

@@ -13,7 +13,9 @@ export async function runFile(py, path) {
 /**
  * Starts pyburn, showing each loading stage in `status`; when WebGPU is missing (or lost
  * later) `notice` says so and which CPU device pyburn runs on instead. Sets `document.body.dataset.ready`
- * once the page may be used (the end-to-end tests wait for it).
+ * once the page may be used (the end-to-end tests wait for it). A page opened with
+ * `?device=wgpu` compiles the GPU kernels the site recorded while Python starts, one opened
+ * with another device does not, and otherwise the loader decides (on a hardware adapter).
  */
 export async function startPyburn({ status, notice }) {
   const say = (text, kind = "") => {
@@ -21,10 +23,12 @@ export async function startPyburn({ status, notice }) {
     status.className = `status ${kind}`;
   };
   const started = performance.now();
+  const wanted = new URLSearchParams(location.search).get("device");
   let py;
   try {
     py = await loadPyburn({
       baseURL: "./",
+      precompile: wanted === null ? undefined : wanted === "wgpu",
       onEvent: (name, data) => name === "status" && say(`${data.message}…`),
     });
   } catch (error) {

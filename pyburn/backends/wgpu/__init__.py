@@ -153,6 +153,8 @@ class Stats:
     reads: int
     #: pipelines compiled (distinct kernel texts)
     pipelines_compiled: int
+    #: pipelines a web page compiled while Python started (pyburn/web/kernels.py)
+    pipelines_precompiled: int
     #: fused kernels launched, and the elementwise steps they computed
     fused_kernels: int
     fused_steps: int
@@ -168,7 +170,8 @@ def _totals() -> dict[str, int]:
     from .fusion import STATS  # import time: 60 ms with the kernels, needless before a device
 
     totals = {name: sum(getattr(r.stats, name) for r in _runtimes)
-              for name in ("dispatches", "submits", "reads", "pipelines_compiled")}
+              for name in ("dispatches", "submits", "reads", "pipelines_compiled",
+                           "pipelines_precompiled")}
     totals.update(fused_kernels=STATS.fused_kernels, fused_steps=STATS.fused_steps,
                   cache_hits=STATS.cache_hits, cache_misses=STATS.cache_misses)
     return totals

@@ -34,14 +34,17 @@ from .runtime import AdapterInfo, Binding, GpuRuntime, Limits, RuntimeStats
 
 #: dispatches recorded before a submit even when nobody waits
 BATCH = 64
-_OPTIONAL_FEATURES = ("shader-f16", "subgroups")
-#: the adapter limits a device is created with (WebGPU would give the lower defaults)
-_REQUESTED_LIMITS = (
-    "maxStorageBufferBindingSize", "maxBufferSize", "maxComputeWorkgroupsPerDimension",
-    "maxComputeInvocationsPerWorkgroup", "maxComputeWorkgroupSizeX",
-    "maxComputeWorkgroupSizeY", "maxComputeWorkgroupSizeZ", "maxComputeWorkgroupStorageSize",
-    "maxStorageBuffersPerShaderStage",
-)
+#: the device pyburn asks for: the optional features the adapter has, and these limits at
+#: the adapter's values (WebGPU would give the lower defaults); web builds write it into
+#: pyburn-web.json for the loader's ``gpu.js``, which asks before Python starts
+REQUEST: dict[str, list[str]] = {
+    "features": ["shader-f16", "subgroups"],
+    "limits": ["maxStorageBufferBindingSize", "maxBufferSize",
+               "maxComputeWorkgroupsPerDimension", "maxComputeInvocationsPerWorkgroup",
+               "maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY",
+               "maxComputeWorkgroupSizeZ", "maxComputeWorkgroupStorageSize",
+               "maxStorageBuffersPerShaderStage"],
+}
 
 # What `connect` found: the runtime, or why there is none.
 _runtime: BrowserRuntime | None = None
@@ -95,14 +98,18 @@ def limits_of(adapter: Any) -> Limits:
     )
 
 
-async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]:
+async def connect(on_lost: Callable[[str], Any] | None = None,
+                  early: Any = None) -> dict[str, Any]:
     """Ask the browser for a WebGPU adapter and device, once. Returns what the page shows:
     ``{"available": True, "adapter": {...}}`` or ``{"available": False, "reason": "..."}``.
     `on_lost(message)` is called if the device is lost later (a driver reset, a tab in the
-    background for long on some systems); tensors on it are gone, other devices still work."""
+    background for long on some systems); tensors on it are gone, other devices still work.
+    `early` is what the web loader's ``gpu.js`` got before Python started (an adapter, a
+    device requested as `REQUEST` says, and the pipelines it compiled), or None: then
+    WebGPU is asked here."""
     global _runtime, _reason
     if _runtime is None:
-        found = await _request(on_lost)
+        found = await _request(on_lost) if early is None else _adopt(early, on_lost)
         if isinstance(found, str):
             _reason = found
         else:
@@ -114,6 +121,14 @@ async def connect(on_lost: Callable[[str], Any] | None = None) -> dict[str, Any]
         "name": info.name, "description": info.description, "software": info.is_software,
         "features": sorted(_runtime.features),
         "max_storage_buffer_binding_size": _runtime.limits.max_storage_buffer_binding_size}}
+
+
+def _adopt(early: Any, on_lost: Callable[[str], Any] | None) -> BrowserRuntime:
+    """A runtime on the device ``gpu.js`` started, its precompiled pipelines in its cache."""
+    runtime = BrowserRuntime(early.adapter, early.device, frozenset(early.features), on_lost)
+    for source, entry, pipeline in early.pipelines:
+        runtime.adopt_pipeline(source, entry, pipeline)
+    return runtime
 
 
 async def _request(on_lost: Callable[[str], Any] | None) -> BrowserRuntime | str:
@@ -131,8 +146,8 @@ async def _request(on_lost: Callable[[str], Any] | None) -> BrowserRuntime | str
         if not adapter:  # JavaScript's null
             return ("the browser offers WebGPU but no adapter (navigator.gpu.requestAdapter() "
                     "gave null: the GPU is blocklisted or WebGPU is disabled)")
-        wanted = [f for f in _OPTIONAL_FEATURES if adapter.features.has(f)]
-        limits = {name: getattr(adapter.limits, name) for name in _REQUESTED_LIMITS}
+        wanted = [f for f in REQUEST["features"] if adapter.features.has(f)]
+        limits = {name: getattr(adapter.limits, name) for name in REQUEST["limits"]}
         device = await adapter.requestDevice(
             _object({"requiredFeatures": wanted, "requiredLimits": limits}))
     except JsException as exc:
@@ -232,6 +247,11 @@ class BrowserRuntime(GpuRuntime):
         self._bridge.write(self.device, buffer, offset, memoryview(data).cast("B"))
 
     # ---- kernels --------------------------------------------------------------------
+    def adopt_pipeline(self, source: str, entry: str, pipeline: Any) -> None:
+        """Cache `pipeline`, compiled elsewhere (by ``gpu.js``) from `entry` of `source`."""
+        self._pipelines[(source, entry)] = (pipeline, pipeline.getBindGroupLayout(0))
+        self.stats.pipelines_precompiled += 1
+
     def _compile(self, source: str, entry: str) -> tuple[Any, Any]:
         pipeline, layout = self._bridge.pipeline(self.device, source, entry)
         return pipeline, layout

@@ -60,6 +60,8 @@ class RuntimeStats:
     dispatches: int = 0
     submits: int = 0
     pipelines_compiled: int = 0
+    #: pipelines compiled before the runtime existed (a web page's, while Python started)
+    pipelines_precompiled: int = 0
     pipeline_cache_hits: int = 0
     reads: int = 0
     writes: int = 0
@@ -96,6 +98,11 @@ class GpuRuntime(ABC):
         """Run entry point `entry` of the WGSL module `source` on a `grid` of workgroups,
         with group 0's binding k set to ``bindings[k]``. Pipelines are compiled once per
         (source, entry) and cached."""
+
+    def kernels(self) -> list[tuple[str, str]]:
+        """The (source, entry) of every pipeline compiled so far, in order: what a web build
+        records to compile while a page starts (pyburn/web/kernels.py)."""
+        return list(self._pipelines)
 
     def _pipeline(self, source: str, entry: str) -> tuple[Any, Any]:
         """The compute pipeline of `entry` in `source` and its bind group layout, compiled

@@ -64,12 +64,16 @@ export class Pyburn extends EventTarget {
 
 /**
  * Starts pyburn: Pyodide from the same origin, micropip, the pyburn wheel and WebGPU.
- * @param {{baseURL?: string, worker?: boolean, onEvent?: (name: string, data: any) => void}} options
+ * @param {{baseURL?: string, worker?: boolean, onEvent?: (name: string, data: any) => void,
+ *   precompile?: boolean}} options
  *   baseURL: the folder holding pyburn-web.json (relative to the page); worker: run Python in a
- *   module Web Worker (default) or in the page itself; onEvent: sees every event, from the start.
+ *   module Web Worker (default) or in the page itself; onEvent: sees every event, from the
+ *   start; precompile: compile the GPU kernels the build recorded while Python starts (the
+ *   default: only on a hardware adapter, where WebGPU is the default device; pass true when
+ *   the page will use WebGPU on any adapter, false when it will not use WebGPU).
  * @returns {Promise<Pyburn>}
  */
-export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}) {
+export async function loadPyburn({ baseURL = "./", worker = true, onEvent, precompile } = {}) {
   const base = new URL(baseURL, document.baseURI).href;
   let py;
   const emit = (name, data) => {
@@ -103,7 +107,7 @@ export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}
       fail("the pyburn worker was terminated");
     };
     py = new Pyburn(send, terminate);
-    py.info = await send("start", [base]);
+    py.info = await send("start", [base, { precompile }]);
     py.app = py.info.app;
   } else {
     const session = new Session(emit);
@@ -115,7 +119,7 @@ export async function loadPyburn({ baseURL = "./", worker = true, onEvent } = {}
       throw new Error("a session running in the page cannot be terminated");
     };
     py = new Pyburn((op, args) => ops[op](...args), refuse);
-    py.info = await session.start(base);
+    py.info = await session.start(base, { precompile });
     py.app = py.info.app;
   }
   return py;

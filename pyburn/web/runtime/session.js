@@ -3,14 +3,17 @@
 // the reason it is not). The worker (worker.js) wraps a session in a message protocol;
 // `loadPyburn({worker: false})` uses one directly in the page.
 
+import { startWebGPU } from "./gpu.js";
 import { fromPython } from "./wire.js";
 
 /**
  * What the build (`pyburn web build`, or the demo site's) writes as `pyburn-web.json`: where
  * Pyodide and the wheels are, relative to that file, the Pyodide packages to load, and the
- * app: its module, its public functions and its files (under `app/`).
+ * app: its module, its public functions and its files (under `app/`); WebGPU's device request
+ * and the kernels to compile while Python starts (see gpu.js).
  * @typedef {{pyodide: string, packages?: string[], wheels: string[],
- *   app?: {name: string, module: string, exports: string[], files: string[]}}} Manifest
+ *   app?: {name: string, module: string, exports: string[], files: string[]},
+ *   webgpu?: import("./gpu.js").Request, kernels?: string}} Manifest
  */
 
 const MANIFEST = "pyburn-web.json";
@@ -27,12 +30,13 @@ const KEPT = "/pyburn-kept";
 // pyburn's ReadbackError, which names the `_async` form.
 const HAS_JSPI = typeof WebAssembly.Suspending === "function";
 
-// Python run once pyburn is installed: connect WebGPU and say what was found. A device lost
-// later is announced to the page as the event "gpu-lost".
+// Python run once pyburn is installed: connect WebGPU (taking the device gpu.js started, if
+// any) and say what was found. A device lost later is announced to the page as the event
+// "gpu-lost".
 const CONNECT = `
-from pyburn_web import emit
+from pyburn_web import early_gpu, emit
 from pyburn.backends.wgpu import browser
-await browser.connect(on_lost=lambda message: emit("gpu-lost", message))
+await browser.connect(on_lost=lambda message: emit("gpu-lost", message), early=await early_gpu())
 `;
 
 /** Text decoder per stream, so a character split across two writes decodes whole. */
@@ -79,11 +83,12 @@ export class Session {
 
   /**
    * Starts Python: Pyodide, the pyburn wheel, WebGPU, the app. `baseURL` is the folder that
-   * holds pyburn-web.json. Resolves to {pyodide, python, pyburn, devices, gpu, jspi, seconds,
-   * stages} (`devices`: pyburn's available devices, fastest first; `stages`: the seconds each
+   * holds pyburn-web.json; `precompile` says whether to compile the build's recorded GPU
+   * kernels while Python starts (undefined: on a hardware adapter only). Resolves to
+   * {pyodide, python, pyburn, devices, gpu, jspi, seconds, stages} (`devices`: pyburn's available devices, fastest first; `stages`: the seconds each
    * stage took).
    */
-  async start(baseURL) {
+  async start(baseURL, { precompile } = {}) {
     const started = performance.now();
     const base = new URL(baseURL, globalThis.location?.href);
     const stages = {};
@@ -108,6 +113,9 @@ export class Session {
     const wheels = manifest.wheels.map((wheel) => fetchBytes(new URL(wheel, base)));
     const appFiles = (manifest.app?.files ?? []).map(
       async (name) => [name, await fetchBytes(new URL(name, base))]);
+    // WebGPU's device and the recorded kernels, also while Pyodide starts
+    const gpu = manifest.webgpu ? startWebGPU(manifest.webgpu,
+      manifest.kernels ? new URL(manifest.kernels, base) : null, precompile).catch(() => null) : null;
     for (const pending of [...wheels, ...appFiles]) pending.catch(() => {});  // awaited below
 
     status("pyodide", "starting Python (Pyodide)");
@@ -123,6 +131,7 @@ export class Session {
     pyodide.registerJsModule("pyburn_web", {
       // Page code reports progress with `from pyburn_web import emit; emit("name", data)`.
       emit: (name, data) => this.emit(name, plain(data)),
+      early_gpu: async () => gpu && await gpu,
     });
 
     // numpy, where the build serves a full Pyodide distribution (the cpu device)

@@ -10,7 +10,7 @@ import { pack } from "./wire.js";
 const session = new Session((event, data) => postMessage({ event, data }));
 
 const OPS = {
-  start: (baseURL) => session.start(baseURL),
+  start: (baseURL, options) => session.start(baseURL, options),
   run: (code) => session.run(code),
   call: (name, ...args) => session.call(name, args),
 };
