@@ -1,8 +1,8 @@
 // Row-wise normalisations (softmax, log_softmax, layer_norm): for every group g of the kept
 // dims, the row of x over the row dims is read once to gather a statistic, then again to
 // write out[g, r] = finish(x[g, r], r, statistic). `threads` invocations share a row: each
-// folds every threads-th element into its own statistic, then they combine theirs as a tree
-// in workgroup memory, so the whole row is one kernel. layer_norm's finish also applies its
+// folds every threads-th element into its own statistic, then they combine theirs (`pool`),
+// so the whole row is one kernel. layer_norm's finish also applies its
 // weight and bias (contiguous, of the row's shape: element r of the row is weight[r]).
 //
 // Placeholders
@@ -15,6 +15,8 @@
 //   finish              the body of `finish(v: f32, r: i32, s: Stat) -> f32` (element r of
 //                       the row, whose statistic is s)
 //   functions           helper functions the three bodies call (may be empty)
+//   shared, pool        the workgroup memory the invocations of a row pool their statistics
+//                       in, and the statements that pool them into `total` (rows.py)
 //
 // info: [rows, row length, kept rank K, row rank R, parameter (f32 bits), weight offset,
 //        bias offset, kept shape[K], row shape[R], x: offset, kept strides[K],
@@ -41,7 +43,7 @@ struct Stat {
 @group(0) @binding(2) var<storage, read> x: array<{{element}}>;
 @group(0) @binding(3) var<storage, read> weight: array<{{element}}>;
 @group(0) @binding(4) var<storage, read> bias: array<{{element}}>;
-var<workgroup> partial: array<Stat, {{workgroup}}>;
+{{shared}}
 
 {{functions}}
 
@@ -85,15 +87,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             stat = fold(stat, pb_load_x(x_base + along(r, at_x + 1 + kept)));
         }
     }
-    partial[lid] = stat;
-    workgroupBarrier();
-    for (var s = {{threads}} / 2; s > 0; s /= 2) {
-        if (lane < s) {
-            partial[lid] = combine(partial[lid], partial[lid + u32(s)]);
-        }
-        workgroupBarrier();
-    }
-    let total = partial[lid - u32(lane)];
+{{pool}}
     if (g < info[ROWS]) {
         let out_base = info[at_out] + pb_strided(g, kept, SHAPE, at_out + 1);
         for (var r = lane; r < length; r += {{threads}}) {

@@ -35,6 +35,21 @@ from .templates import render
 
 WORKGROUP = 256
 
+#: rows.wgsl's `shared` and `pool` where a row's invocations pool their statistics: a tree
+#: in workgroup memory
+_TREE = ("var<workgroup> partial: array<Stat, {workgroup}>;", """    partial[lid] = stat;
+    workgroupBarrier();
+    for (var s = {threads} / 2; s > 0; s /= 2) {{
+        if (lane < s) {{
+            partial[lid] = combine(partial[lid], partial[lid + u32(s)]);
+        }}
+        workgroupBarrier();
+    }}
+    let total = partial[lid - u32(lane)];""")
+#: ... and where a row has one invocation: nothing to pool, and no barrier, which costs
+#: SwiftShader most of a kernel's compile (softmax's: 540 ms with it, 56 without)
+_ALONE = ("", "    let total = stat;")
+
 _SHIFT = """fn shift(m: f32) -> f32 {
     return select(0.0, m, pb_isfinite(m));
 }
@@ -140,8 +155,10 @@ def _rows(gpu: Gpu, x: GpuTensor, axes: tuple[int, ...], parts: dict[str, str],
     length = math.prod(rshape)
     threads = gpu.group_threads(threads_for(length))
     kind = x.kind
+    shared, pool = (part.format(workgroup=WORKGROUP, threads=threads)
+                    for part in (_TREE if threads > 1 else _ALONE))
     source = render("rows", workgroup=WORKGROUP, threads=threads, element=kind.storage,
-                    store=kind.store("s"), **parts)
+                    store=kind.store("s"), shared=shared, pool=pool, **parts)
     nk, nr = len(kshape), len(rshape)
     itemsize = kind.itemsize
     operands = {1: Operand(out.storage, out.offset, ko + ro, itemsize),
