@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from .collate import default_collate, to_device
+from .dataframe import DataFrameDataset
 from .dataset import (
     BatchedDataset,
     ConcatDataset,
@@ -23,11 +24,21 @@ from .dataset import (
     InMemoryDataset,
     MapDataset,
     PartialDataset,
+    SelectionDataset,
     ShuffledDataset,
     WindowDataset,
     check_index,
 )
+from .fake import FakeDataset
 from .loader import DataLoader
+from .sampler import (
+    DistributedSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 from .shuffle import permutation
 from .tensor_dataset import TensorDataset
 
@@ -40,6 +51,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BatchedDataset", "ConcatDataset", "DataLoader", "Dataset", "InMemoryDataset",
-           "MapDataset", "PartialDataset", "ShuffledDataset", "TensorDataset", "WindowDataset",
-           "check_index", "datasets", "default_collate", "permutation", "to_device"]
+__all__ = ["BatchedDataset", "ConcatDataset", "DataFrameDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "FakeDataset", "InMemoryDataset", "MapDataset",
+           "PartialDataset", "RandomSampler", "Sampler", "SelectionDataset",
+           "SequentialSampler", "ShuffledDataset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "WindowDataset", "check_index", "datasets",
+           "default_collate", "permutation", "to_device"]

@@ -53,6 +53,13 @@ def check_index(index: Any, length: int, what: str) -> int:
     return i + length if i < 0 else i
 
 
+def check_int(what: str, value: Any, low: int) -> int:
+    """`value`, an int >= `low`; `ArgumentError` naming `what` for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ArgumentError(f"{what} must be an int >= {low}, got {value!r}")
+    return value
+
+
 def _check_dataset(dataset: Any, what: str) -> None:
     if not isinstance(dataset, Dataset):
         raise ArgumentError(f"{what} needs a dataset (with __len__ and __getitem__), got "
@@ -195,6 +202,31 @@ class PartialDataset(_IndexView[T]):
         return f"PartialDataset({self.dataset!r}, {self.start}, {self.end})"
 
 
+class SelectionDataset(_IndexView[T]):
+    """The items of `dataset` at `indices`, in that order (an index may repeat; a negative one
+    counts from the end). Indices are checked here, once.
+
+    >>> list(SelectionDataset("abcde", [4, 0, -2]))
+    ['e', 'a', 'd']
+    """
+
+    def __init__(self, dataset: Dataset[T], indices: Iterable[int]):
+        _check_dataset(dataset, "SelectionDataset")
+        super().__init__(dataset)
+        n = len(dataset)
+        self.indices = [check_index(i, n, "SelectionDataset's dataset") for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def source_index(self, index: int) -> int:
+        """Item `index` of the selection is item ``indices[index]`` of the whole."""
+        return self.indices[index]
+
+    def __repr__(self) -> str:
+        return f"SelectionDataset({self.dataset!r}, <{len(self.indices)} indices>)"
+
+
 class ConcatDataset(Dataset[T]):
     """The items of several datasets, one after the other.
 
@@ -236,10 +268,8 @@ class WindowDataset(Dataset[tuple]):
 
     def __init__(self, dataset: Dataset[T], size: int):
         _check_dataset(dataset, "WindowDataset")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ArgumentError(f"WindowDataset size must be an int >= 1, got {size!r}")
         self.dataset = dataset
-        self.size = size
+        self.size = check_int("WindowDataset size", size, 1)
 
     def __len__(self) -> int:
         return max(0, len(self.dataset) - self.size + 1)

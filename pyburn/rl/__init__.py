@@ -1,6 +1,7 @@
 """pyburn.rl: reinforcement learning (burn-rl's counterpart), begun: the environment
-protocol (gymnasium's), spaces, CartPole, and vectors of environments. Pure Python, so it
-runs in Pyodide.
+protocol (gymnasium's), spaces, CartPole, MountainCar and GridWorld, vectors of
+environments, and replay buffers (uniform and prioritized) on any device. Pure Python, so
+it runs in Pyodide.
 
 >>> env = make("CartPole-v1")
 >>> type(env).__name__, env.max_episode_steps
@@ -14,11 +15,16 @@ from collections.abc import Callable
 from ..errors import ArgumentError
 from .cartpole import CartPole
 from .env import Env
+from .grid_world import GridWorld
+from .mountain_car import MountainCar
+from .replay import PrioritizedReplayBuffer, PrioritizedTransitions, ReplayBuffer, Transitions
 from .spaces import Box, Discrete, Space
+from .sum_tree import SumTree
 from .vector import SyncVectorEnv
 
 #: the built-in environments by their gymnasium names
-REGISTRY: dict[str, Callable[[], Env]] = {"CartPole-v1": CartPole}
+REGISTRY: dict[str, Callable[[], Env]] = {"CartPole-v1": CartPole,
+                                          "MountainCar-v0": MountainCar}
 
 
 def make(name: str) -> Env:
@@ -29,4 +35,6 @@ def make(name: str) -> Env:
     return REGISTRY[name]()
 
 
-__all__ = ["Box", "CartPole", "Discrete", "Env", "REGISTRY", "Space", "SyncVectorEnv", "make"]
+__all__ = ["Box", "CartPole", "Discrete", "Env", "GridWorld", "MountainCar",
+           "PrioritizedReplayBuffer", "PrioritizedTransitions", "REGISTRY", "ReplayBuffer",
+           "Space", "SumTree", "SyncVectorEnv", "Transitions", "make"]

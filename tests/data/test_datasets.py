@@ -1,5 +1,5 @@
-"""The dataset wrappers, TensorDataset and the seeded permutation, against plain-list
-references."""
+"""The dataset wrappers, TensorDataset, FakeDataset and the seeded permutation, against
+plain-list references and the documented Philox stream."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ import pyburn
 from pyburn.data import (
     ConcatDataset,
     Dataset,
+    FakeDataset,
     InMemoryDataset,
     MapDataset,
     PartialDataset,
+    SelectionDataset,
     ShuffledDataset,
     TensorDataset,
     WindowDataset,
     permutation,
 )
 from pyburn.data import shuffle as shuffle_module
-from pyburn.random import philox_block
+from pyburn.random import philox_block, random_words
 
 ITEMS = list(range(10, 20))
 
@@ -103,6 +105,50 @@ def test_partial_dataset_is_a_slice():
 def test_partial_dataset_rejects_bad_bounds(start, end):
     with pytest.raises(pyburn.ArgumentError, match="0 <= start <= end <= 10"):
         PartialDataset(ITEMS, start, end)
+
+
+def test_selection_dataset_picks_items(device):
+    ds = SelectionDataset(ITEMS, [3, -1, 3, 0])
+    assert list(ds) == [13, 19, 13, 10] and ds.indices == [3, 9, 3, 0]
+    assert ds[-1] == 10 and len(SelectionDataset(ITEMS, [])) == 0
+    with pytest.raises(pyburn.IndexOutOfRange, match="index 10 is out of range.*length 10"):
+        SelectionDataset(ITEMS, [1, 10])
+    with pytest.raises(pyburn.IndexOutOfRange, match="length 4"):
+        ds[4]
+    fast = SelectionDataset(TensorDataset(pyburn.arange(10, device=device) * 2), [7, 1, 1])
+    assert fast.get_batch([2, 0])[0].tolist() == [2, 14]
+    assert not hasattr(ds, "get_batch")
+
+
+def test_fake_dataset_items_are_the_documented_draws(device):
+    ds = FakeDataset(5, shape=(2, 3), num_classes=10, seed=42, device=device)
+    image, label = ds[3]
+    assert image.shape == (2, 3) and image.dtype is pyburn.float32 and image.device is device
+    words = random_words(7, 42, 3 * 2**32)  # item 3 reads its stretch of the stream
+    assert image.reshape(6).tolist() == [(w & 0xFFFFFF) / 2**24 for w in words[:6]]
+    assert label == words[6] * 10 >> 32  # (no rejection: its low half is >= 2**32 % 10)
+    again = FakeDataset(5, shape=(2, 3), num_classes=10, seed=42, device=device)
+    assert again[-2][0].tolist() == image.tolist() and again[-2][1] == label
+    assert ds[2][0].tolist() != image.tolist()
+    assert FakeDataset(5, shape=(2, 3), seed=43, device=device)[3][0].tolist() != image.tolist()
+
+
+def test_fake_dataset_labels_and_arguments():
+    labels = [FakeDataset(300, shape=(), num_classes=4, device="flex")[i][1] for i in range(300)]
+    assert set(labels) == {0, 1, 2, 3}
+    assert len(FakeDataset(0)) == 0 and FakeDataset(3)[0][0].shape == (1, 28, 28)
+    pyburn.manual_seed(3)
+    unseeded = FakeDataset(2, seed=None).seed
+    pyburn.manual_seed(3)
+    assert FakeDataset(2, seed=None).seed == unseeded
+    for kwargs, match in [({"length": -1}, "length must be an int >= 0"),
+                          ({"length": 2, "num_classes": 0}, "num_classes must be an int >= 1"),
+                          ({"length": 2, "shape": (2, -1)}, "negative"),
+                          ({"length": 2, "seed": "0"}, "seed must be an int or None")]:
+        with pytest.raises(pyburn.PyburnError, match=match):
+            FakeDataset(**kwargs)
+    with pytest.raises(pyburn.IndexOutOfRange):
+        FakeDataset(2)[2]
 
 
 def test_concat_dataset_joins_in_order():

@@ -1,4 +1,5 @@
-"""DataLoader: batching, shuffling, collate, workers, early stops and mid-epoch resume."""
+"""DataLoader: batching, shuffling, samplers, collate, workers, early stops, mid-epoch resume
+and async iteration."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ import time
 import pytest
 
 import pyburn
-from pyburn.data import DataLoader, InMemoryDataset, MapDataset, TensorDataset, permutation
+from pyburn.data import (
+    DataLoader,
+    DistributedSampler,
+    InMemoryDataset,
+    MapDataset,
+    RandomSampler,
+    SequentialSampler,
+    TensorDataset,
+    permutation,
+)
 from pyburn.data.prefetch import THREAD_PREFIX, threads_available
 
 
@@ -280,3 +290,100 @@ def test_batch_indices_lists_an_epoch():
     order = permutation(5, 8, 3)
     assert loader.batch_indices(3) == [order[:2], order[2:4], order[4:]]
     assert DataLoader(range(5), batch_size=2, drop_last=True).batch_indices() == [[0, 1], [2, 3]]
+
+
+def test_a_sampler_gives_each_epochs_order():
+    sampler = DistributedSampler(10, 3, 2, seed=5)
+    loader = DataLoader(list(range(100, 110)), batch_size=3, sampler=sampler, collate=list)
+    assert len(loader) == 2 and loader.seed == 5  # 4 indices: a batch of 3 and one of 1
+    for epoch in range(2):
+        order = [100 + i for i in sampler.indices(epoch)]
+        assert list(loader) == [order[:3], order[3:]]
+    assert sampler.indices(0) != sampler.indices(1)
+    loader.set_epoch(0)  # set_epoch drives the sampler too
+    assert list(loader)[0] == [100 + i for i in sampler.indices(0)[:3]]
+    dropping = DataLoader(range(10), batch_size=3, sampler=sampler, drop_last=True)
+    assert len(dropping) == 1
+    # shuffle=True is the loader's own RandomSampler: the same order as giving it
+    shuffled = DataLoader(range(10), batch_size=3, shuffle=True, seed=8, collate=list)
+    given = DataLoader(range(10), batch_size=3, sampler=RandomSampler(10, seed=8), collate=list)
+    assert list(shuffled) == list(given) and isinstance(shuffled.sampler, RandomSampler)
+
+
+def test_sampler_arguments_and_a_sampler_that_lies():
+    with pytest.raises(pyburn.ArgumentError, match="shuffle=True or a sampler, not both"):
+        DataLoader(range(4), shuffle=True, sampler=SequentialSampler(4))
+    with pytest.raises(pyburn.ArgumentError, match=r"sampler needs indices\(epoch\)"):
+        DataLoader(range(4), sampler=[0, 1])
+
+    class Short:
+        def __len__(self):
+            return 3
+
+        def indices(self, epoch):
+            return [0]
+
+    with pytest.raises(pyburn.ArgumentError, match=r"gave 1 indices for epoch 0, but its len"):
+        list(DataLoader(range(4), sampler=Short()))
+
+
+def test_states_with_and_without_a_sampler_do_not_mix():
+    plain = DataLoader(range(6), batch_size=2, shuffle=True, seed=1)
+    sampled = DataLoader(range(6), batch_size=2, sampler=RandomSampler(6, seed=1))
+    assert "sampler_length" not in plain.state_dict()  # the format of loaders without one
+    with pytest.raises(pyburn.ArgumentError,
+                       match="state is for no sampler; this loader has a sampler of 6 indices"):
+        sampled.load_state_dict(plain.state_dict())
+    with pytest.raises(pyburn.ArgumentError, match="a sampler of 6 indices; .* no sampler"):
+        plain.load_state_dict(sampled.state_dict())
+    fewer = DataLoader(range(6), batch_size=2, sampler=RandomSampler(6, num_samples=4, seed=1))
+    with pytest.raises(pyburn.ArgumentError, match="this loader has a sampler of 4 indices"):
+        fewer.load_state_dict(sampled.state_dict())
+    fixed = DataLoader(range(6), batch_size=2, sampler=SequentialSampler(6))
+    with pytest.raises(pyburn.ArgumentError, match="seed 1 but this loader's order is fixed"):
+        fixed.load_state_dict(sampled.state_dict())
+
+
+def run_coroutine(coroutine):
+    """Run a coroutine that awaits nothing but ``asyncio.sleep(0)``, with no event loop (a
+    running one cannot be entered synchronously under Pyodide): returns its value and the
+    number of times it gave the loop its turn."""
+    turns = 0
+    while True:
+        try:
+            coroutine.send(None)
+        except StopIteration as stop:
+            return stop.value, turns
+        turns += 1
+
+
+def test_async_iteration_is_the_same_iteration_and_resumes():
+    def make(**kwargs):
+        return DataLoader(range(11), batch_size=3, shuffle=True, seed=4, collate=list, **kwargs)
+
+    reference = make()
+    epochs = [list(reference) for _ in range(2)]
+
+    async def first_epoch_then_stop(loader):
+        first = [batch async for batch in loader]
+        done = []
+        async for batch in loader:
+            done.append(batch)
+            if len(done) == 2:
+                return first, done, loader.state_dict()
+
+    loader = make(num_workers=2)
+    (first, done, state), turns = run_coroutine(first_epoch_then_stop(loader))
+    assert first == epochs[0] and done == epochs[1][:2]
+    # the loop had its turn after each of the 4 batches of the first epoch and the first of
+    # the second; leaving the loop early stopped the threads
+    assert turns == 4 + 1
+    assert worker_threads() == []
+
+    async def rest(loader):
+        return [batch async for batch in loader]
+
+    resumed = make()
+    resumed.load_state_dict(state)
+    assert run_coroutine(rest(resumed))[0] == epochs[1][2:]
+    assert resumed.epoch == 2
