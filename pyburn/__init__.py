@@ -44,6 +44,7 @@ from .errors import (
     RemoteError,
     ShapeError,
     WebBuildError,
+    WorkerError,
 )
 from .ops import indexing as _indexing  # noqa: F401  (installs Tensor methods)
 from .ops import linalg as _linalg  # noqa: F401

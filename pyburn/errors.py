@@ -57,3 +57,8 @@ class RemoteError(PyburnError, RuntimeError):
 class WebBuildError(PyburnError, ValueError):
     """`pyburn web build` refused an app: a missing entry point, an asset outside the app or
     unreadable, or a tool the build needs (npm, Node.js) that is not installed."""
+
+
+class WorkerError(PyburnError, RuntimeError):
+    """A worker process (an environment of `pyburn.rl.AsyncVectorEnv`) that died, or did not
+    answer within its time limit."""

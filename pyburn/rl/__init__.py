@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import ArgumentError
+from .async_vector import AsyncVectorEnv
 from .cartpole import CartPole
+from .check import check_env
 from .env import Env
 from .grid_world import GridWorld
 from .mountain_car import MountainCar
@@ -35,6 +37,6 @@ def make(name: str) -> Env:
     return REGISTRY[name]()
 
 
-__all__ = ["Box", "CartPole", "Discrete", "Env", "GridWorld", "MountainCar",
+__all__ = ["AsyncVectorEnv", "Box", "CartPole", "Discrete", "Env", "GridWorld", "MountainCar",
            "PrioritizedReplayBuffer", "PrioritizedTransitions", "REGISTRY", "ReplayBuffer",
-           "Space", "SumTree", "SyncVectorEnv", "Transitions", "make"]
+           "Space", "SumTree", "SyncVectorEnv", "Transitions", "check_env", "make"]
