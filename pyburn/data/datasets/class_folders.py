@@ -32,9 +32,10 @@ class ClassFolders(Dataset[tuple[T, int]]):
     class's label is its index there (`class_to_index`). A class's files are those at any
     depth under its folder whose names end in one of `extensions` (in any case), sorted by
     their path relative to the class folder, compared folder by folder. Names starting with
-    "." (hidden files and folders, macOS's ``._`` files) are left out. `paths` holds each
-    item's file as `root` joined with the path under it (relative where `root` is);
-    `targets` each item's label.
+    "." (hidden files and folders, macOS's ``._`` files) are left out, and so are the folders
+    and files a subclass refuses in `is_class` and `is_item`. `paths` holds each item's file
+    as `root` joined with the path under it (relative where `root` is); `targets` each item's
+    label.
     """
 
     def __init__(self, root: PathLike, extensions: str | Iterable[str]):
@@ -42,7 +43,7 @@ class ClassFolders(Dataset[tuple[T, int]]):
         self.root = existing_folder(root, name)
         suffixes = extension_tuple(extensions, name)
         self.classes: list[str] = sorted(entry.name for entry in os.scandir(self.root)
-                                         if entry.is_dir() and not entry.name.startswith("."))
+                                         if entry.is_dir() and self.is_class(entry.name))
         self.class_to_index: dict[str, int] = {c: i for i, c in enumerate(self.classes)}
         self.paths: list[Path] = []
         self.targets: list[int] = []
@@ -53,12 +54,23 @@ class ClassFolders(Dataset[tuple[T, int]]):
                 folders[:] = [f for f in folders if not f.startswith(".")]
                 found.extend(Path(where, f) for f in files
                              if not f.startswith(".") and f.lower().endswith(suffixes))
-            found.sort(key=lambda path: path.relative_to(top).parts)
+            found = sorted(filter(self.is_item, found),
+                           key=lambda path: path.relative_to(top).parts)
             self.paths.extend(found)
             self.targets.extend([label] * len(found))
         if not self.paths:
             raise ArgumentError(f"{name}: no files ending in {', '.join(suffixes)} in the "
                                 f"class folders of {self.root} (classes: {self.classes})")
+
+    def is_class(self, name: str) -> bool:
+        """Whether the sub-folder `name` of `root` is a class: every one whose name does not
+        start with "."; a subclass may leave out more."""
+        return not name.startswith(".")
+
+    def is_item(self, path: Path) -> bool:
+        """Whether the file at `path`, found in a class folder, is an item: every one is; a
+        subclass may choose (`root` is set when this is asked)."""
+        return True
 
     def load(self, path: Path) -> T:
         """What item `path` holds; each subclass says how it is read."""

@@ -10,13 +10,29 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ...errors import ArgumentError, FormatError
 from ..dataset import Dataset, check_index
 from .files import PathLike, read_text
+
+
+def csv_records(path: PathLike, what: str,
+                delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
+    """The records of the CSV file at `path`, in order, each with the line it ends on (counted
+    from 1); blank lines are skipped. Quoting follows the `csv` module's "excel" dialect with
+    `delimiter`, strictly: a quote left open or text after a closing quote raises
+    `FormatError` naming the line. `what` (the reader's name) goes in the file's errors."""
+    reader = csv.reader(io.StringIO(read_text(path, what), newline=""), delimiter=delimiter,
+                        strict=True)
+    try:
+        for fields in reader:
+            if fields:  # a blank line reads as no fields
+                yield reader.line_num, fields
+    except csv.Error as error:
+        raise FormatError(f"{path}, line {reader.line_num}: {error}") from None
 
 
 class _Rows(Dataset[Any]):
@@ -54,20 +70,13 @@ class CsvDataset(_Rows):
             raise ArgumentError(f"CsvDataset's delimiter must be one character, got "
                                 f"{delimiter!r}")
         types = dict(types or {})
-        reader = csv.reader(io.StringIO(read_text(path, "CsvDataset"), newline=""),
-                            delimiter=delimiter, strict=True)
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise FormatError(f"{path} is empty: a CSV file starts with its header row")
-            self.columns: list[str] = header
-            self._check_header(path, types)
-            rows = []
-            for fields in reader:
-                if fields:  # a blank line reads as no fields
-                    rows.append(self._row(fields, types, f"{path}, line {reader.line_num}"))
-        except csv.Error as error:
-            raise FormatError(f"{path}, line {reader.line_num}: {error}") from None
+        records = csv_records(path, "CsvDataset", delimiter)
+        header = next(records, None)
+        if header is None:
+            raise FormatError(f"{path} is empty: a CSV file starts with its header row")
+        self.columns: list[str] = header[1]
+        self._check_header(path, types)
+        rows = [self._row(fields, types, f"{path}, line {line}") for line, fields in records]
         super().__init__(path, rows)
 
     def _check_header(self, path: PathLike, types: dict[str, Callable[[str], Any]]) -> None:
