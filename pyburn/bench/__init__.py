@@ -1,6 +1,6 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
-One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train,
+One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train, rl,
 store, onnx, gpu, kernel, remote, wasm, web); each holds a ``BENCHMARKS`` tuple whose entries are
 named ``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
 pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
@@ -30,6 +30,7 @@ from . import (
     overhead,
     reduction,
     remote,
+    rl,
     store,
     train,
     wasm,
@@ -43,15 +44,17 @@ from .timing import Settings, Timing, measure
 BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS + store.BENCHMARKS + onnx.BENCHMARKS
+                                     + train.BENCHMARKS + rl.BENCHMARKS + store.BENCHMARKS
+                                     + onnx.BENCHMARKS
                                      + gpu.BENCHMARKS + kernel.BENCHMARKS
                                      + remote.BENCHMARKS + wasm.BENCHMARKS
                                      + web.BENCHMARKS)
 
 _EPILOG = """\
 examples:
-  pyburn bench                       everything (about a minute and a half)
+  pyburn bench                       everything (about a minute and a half, and rl's two)
   pyburn bench train                 training steps of the MNIST models against PyTorch
+  pyburn bench rl                    DQN and PPO: time and steps to solve CartPole (minutes)
   pyburn bench store                 loading a 105 MB state dict against torch.load
   pyburn bench onnx                  imported ONNX models against onnxruntime
   pyburn bench remote                a pyburn serve subprocess against local cpu
@@ -108,8 +111,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, store, onnx, gpu, kernel, remote, web) or one benchmark "
-                        "(matmul.flex); default: all")
+                        "autodiff, train, rl, store, onnx, gpu, kernel, remote, web) or one "
+                        "benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

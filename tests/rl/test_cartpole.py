@@ -81,5 +81,5 @@ def test_misuse_is_refused():
     env.reset(seed=0)
     with pytest.raises(pyburn.PyburnError, match="action space"):
         env.step(2)
-    with pytest.raises(pyburn.PyburnError, match="built-in"):
+    with pytest.raises(pyburn.PyburnError, match="'Pong-v5', built in or in gymnasium"):
         make("Pong-v5")
