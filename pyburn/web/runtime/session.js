@@ -131,7 +131,8 @@ export class Session {
     pyodide.registerJsModule("pyburn_web", {
       // Page code reports progress with `from pyburn_web import emit; emit("name", data)`.
       emit: (name, data) => this.emit(name, plain(data)),
-      early_gpu: async () => gpu && await gpu,
+      // undefined, not null, where there is none: Python sees None (null is its jsnull)
+      early_gpu: async () => (gpu && await gpu) ?? undefined,
     });
 
     // numpy, where the build serves a full Pyodide distribution (the cpu device)
