@@ -20,6 +20,7 @@ EXPECTED = {
     "mnist_cnn.py": "predicted:",
     "regression.py": "mse against the noise-free function",
     "char_transformer.py": "step   10  loss",
+    "cartpole_agents.py": "greedy mean return over 10 episodes",
 }
 
 
