@@ -16,7 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..backends import wgpu
 from ..backends.wgpu.browser import REQUEST
+from ..devices import device
 from ..errors import WebBuildError
 
 if TYPE_CHECKING:
@@ -31,9 +33,6 @@ def record(work: Callable[[], Any]) -> list[tuple[str, str]]:
     order they were first compiled. `work` runs with its tensors on ``device("wgpu")``; it
     should do what the page does first (one prediction). Raises `WebBuildError` where there
     is no wgpu device, saying why."""
-    from ..backends import wgpu  # import time: wgpu's native half, for builds only
-    from ..devices import device
-
     reason = wgpu.unavailable_reason()
     if reason is not None:
         raise WebBuildError(f"cannot record the page's GPU kernels: {reason}")
