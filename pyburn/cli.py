@@ -18,6 +18,7 @@ from . import bench
 from .backends import wgpu
 from .devices import default_device, device_report
 from .errors import PyburnError
+from .models import cli as models_cli
 from .onnx import cli as onnx_cli
 from .remote import cli as remote_cli
 from .runtime import IN_BROWSER
@@ -30,6 +31,7 @@ examples:
   pyburn info                      devices available here, and the default one
   PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
   pyburn bench                     pyburn's speed next to numpy, PyTorch and plain Python
+  pyburn models                    the model zoo: pyburn.models.create(name, weights=...)
   pyburn train mnist               train the MNIST CNN (what `make demo` runs), save its weights
   pyburn train mnist --model mlp --epochs 1 --run-dir runs/mlp
   pyburn plot runs/mlp             training curves of a Learner's run_dir, as SVG
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(run=_info)
     bench.add_parser(commands)
     mnist_job.add_parser(commands)
+    models_cli.add_parser(commands)
     plot.add_parser(commands)
     dash_cli.add_parser(commands)
     onnx_cli.add_parser(commands)

@@ -19,6 +19,7 @@ from ..nn.conv import Conv2d
 from ..nn.linear import Linear
 from ..nn.module import Module
 from ..nn.normalization import BatchNorm2d
+from .registry import ModelEntry, Preprocessing, register
 
 #: mean and standard deviation of MNIST's training pixels, on the [0, 1] scale
 MEAN = 0.1307
@@ -159,3 +160,20 @@ def load_mnist(source: Any, device: Any = None) -> Module:
     model = mnist_model({k: v for k, v in metadata.items() if k in CONFIG_KEYS}, device=device)
     model.load_state_dict(store.load(source, device="flex"))
     return model.eval()
+
+
+def _register() -> None:
+    """The MNIST models in the zoo (`pyburn.models.create("mnist-cnn")`): pyburn's own, with
+    their weights as `pyburn train mnist` saves them; they normalise their inputs
+    themselves, so the preprocessing is only the size."""
+    digits = tuple(str(d) for d in range(CLASSES))
+    size = Preprocessing(resize=IMAGE_SIZE, crop=IMAGE_SIZE)
+    register(ModelEntry("mnist-mlp", MnistMLP, "image-classification",
+                        "784-128-10 MLP for MNIST digits (28x28 greyscale, in [0, 1])",
+                        preprocessing=size, labels=digits))
+    register(ModelEntry("mnist-cnn", MnistCNN, "image-classification",
+                        "two conv blocks with batch norm, then two linear layers, for MNIST "
+                        "digits (the browser demo's model)", preprocessing=size, labels=digits))
+
+
+_register()
