@@ -5,7 +5,9 @@ An entry (`ModelEntry`) says how to build the model (a function of keyword argum
 Hugging Face ``transformers``' names, so that their ``.pth`` and ``.safetensors`` files load
 with no code of theirs), and what goes with it: the preprocessing its inputs need and the
 names of its outputs' classes. `create` builds one and loads weights into it; `list_models`
-names them. The families register their entries when `pyburn.models` is imported.
+names them. Each family's module registers its entries when it is imported: the registry
+imports them all (`FAMILIES`) the first time it is asked, so that ``import pyburn.models`` (a
+web page's, for the MNIST model) stays as light as it was.
 
 >>> "mnist-cnn" in list_models()
 True
@@ -16,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +63,19 @@ class ModelEntry:
     labels: tuple[str, ...] = ()
 
 
+#: the modules of pyburn.models that register models (the MNIST models' registers itself, as
+#: pyburn.models imports it)
+FAMILIES = ("bert", "llama", "mobilenet", "resnet", "squeezenet")
+
 _ENTRIES: dict[str, ModelEntry] = {}
+
+
+def _entries() -> dict[str, ModelEntry]:
+    """Every registered entry, the families imported first (once)."""
+    for family in FAMILIES:
+        # import time: the families load when the zoo is first asked, not with pyburn.models
+        importlib.import_module(f"{__package__}.{family}")
+    return _ENTRIES
 
 
 def register(entry: ModelEntry) -> ModelEntry:
@@ -78,13 +93,13 @@ def list_models(task: str | None = None) -> list[str]:
     given."""
     if task is not None and task not in TASKS:
         raise ArgumentError(f"no task {task!r}; the tasks: {', '.join(TASKS)}")
-    return sorted(name for name, entry in _ENTRIES.items()
+    return sorted(name for name, entry in _entries().items()
                   if task is None or entry.task == task)
 
 
 def entry(name: str) -> ModelEntry:
     """The registry's entry for `name`; `ArgumentError` naming the models otherwise."""
-    if name not in _ENTRIES:
+    if name not in _entries():
         raise ArgumentError(f"no model named {name!r} in pyburn.models; there are: "
                             f"{', '.join(list_models())}")
     return _ENTRIES[name]

@@ -9,7 +9,7 @@ import pyburn
 from pyburn import models, store
 from pyburn.cli import main
 from pyburn.errors import ArgumentError
-from pyburn.models import ModelEntry, MnistMLP, create, list_models, register
+from pyburn.models import MnistMLP, ModelEntry, create, list_models, register
 
 
 def test_the_zoo_names_its_models_by_task():
