@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 /** the loader's modules the worker imports (the page's bundle holds its own copy) */
-const LOADER = ["worker.js", "session.js", "wire.js"];
+const LOADER = ["worker.js", "session.js", "gpu.js", "wire.js"];
 /** what comes from the `pyodide` package itself */
 const FROM_PYODIDE = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"];
 
