@@ -62,9 +62,8 @@ class SqueezeNet(Module):
 
     Takes (N, 3, H, W) images, preprocessed as `pyburn.models.convnets.IMAGENET` says for
     torchvision's weights, and gives (N, num_classes) scores (non-negative, after the ReLU).
-    Images need at least 29 x 29 pixels for 1.0 and 25 x 25 for 1.1: below, the last pooling's
-    window is larger than its input, which pyburn's pooling refuses (PyTorch's, rounding up,
-    still gives one value, so torchvision goes down to 21 and 17).
+    Images need at least 21 x 21 pixels for 1.0 and 17 x 17 for 1.1, as in torchvision: below,
+    a pooling window has no input to start in.
 
     >>> import pyburn
     >>> model = SqueezeNet("1_1", num_classes=5, device="flex")

@@ -66,12 +66,11 @@ def output_size(size: int, kernel: int, stride: int, dilation: int, before: int,
     padding (PyTorch's rule for pooling)."""
     span = dilation * (kernel - 1) + 1
     room = size + before + after - span
-    if room < 0:
-        return 0
     if not ceil_mode:
-        return room // stride + 1
-    out = -(-room // stride) + 1
-    if (out - 1) * stride >= size + before:
+        return room // stride + 1 if room >= 0 else 0
+    # a window wider than the padded input still counts once, as it starts inside it
+    out = max(0, -(-room // stride) + 1)
+    if out and (out - 1) * stride >= size + before:
         out -= 1
     return out
 

@@ -37,6 +37,13 @@ def test_max_pool1d(ref, options):
     ref.check(F.max_pool1d, TF.max_pool1d, ref.floats(2, 3, 11), return_indices=True, **options)
 
 
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_with_ceil_mode_a_window_wider_than_the_input_counts_once(ref, pool):
+    # 2 x 3 under a 3 x 3 window: PyTorch gives one window, partly past the edge
+    ref.check(getattr(F, pool), getattr(TF, pool), ref.floats(1, 2, 2, 3), kernel_size=3,
+              stride=2, ceil_mode=True)
+
+
 def test_max_pool3d(ref):
     ref.check(F.max_pool3d, TF.max_pool3d, ref.floats(2, 2, 5, 4, 6), kernel_size=(2, 3, 2),
               stride=(1, 2, 2), padding=(1, 1, 0), return_indices=True)
