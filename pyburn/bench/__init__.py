@@ -1,10 +1,10 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
 One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train, rl,
-store, onnx, gpu, kernel, remote, wasm, web); each holds a ``BENCHMARKS`` tuple whose entries are
-named ``family.device``. A run prints a table (or JSON with ``--json``) in which every row gives
-pyburn's median, its fastest run, the peer's median, the ratio of their speeds and the
-target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
+store, onnx, models, gpu, kernel, remote, wasm, web); each holds a ``BENCHMARKS`` tuple whose
+entries are named ``family.device``. A run prints a table (or JSON with ``--json``) in which
+every row gives pyburn's median, its fastest run, the peer's median, the ratio of their speeds
+and the target with a pass/miss mark. Peers (numpy, PyTorch, plain Python) are optional: a missing
 one is reported as "not installed".
 
 >>> from pyburn import bench
@@ -26,6 +26,7 @@ from . import (
     gpu,
     kernel,
     matmul,
+    models,
     onnx,
     overhead,
     reduction,
@@ -45,7 +46,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
                                      + train.BENCHMARKS + rl.BENCHMARKS + store.BENCHMARKS
-                                     + onnx.BENCHMARKS
+                                     + onnx.BENCHMARKS + models.BENCHMARKS
                                      + gpu.BENCHMARKS + kernel.BENCHMARKS
                                      + remote.BENCHMARKS + wasm.BENCHMARKS
                                      + web.BENCHMARKS)
@@ -57,6 +58,7 @@ examples:
   pyburn bench rl                    DQN and PPO: time and steps to solve CartPole (minutes)
   pyburn bench store                 loading a 105 MB state dict against torch.load
   pyburn bench onnx                  imported ONNX models against onnxruntime
+  pyburn bench models                the zoo's models against PyTorch and onnxruntime
   pyburn bench remote                a pyburn serve subprocess against local cpu
   pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
   pyburn bench kernel                pyburn.kernel's examples against built-in ops, compiles
@@ -111,8 +113,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="a family (matmul, overhead, elementwise, reduction, conv, "
-                        "autodiff, train, rl, store, onnx, gpu, kernel, remote, web) or one "
-                        "benchmark (matmul.flex); default: all")
+                        "autodiff, train, rl, store, onnx, models, gpu, kernel, remote, web) or "
+                        "one benchmark (matmul.flex); default: all")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--quick", action="store_true",

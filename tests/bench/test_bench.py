@@ -52,8 +52,8 @@ def test_every_benchmark_runs_on_tiny_inputs(benchmark):
 def test_every_family_is_selectable_and_listed(capsys):
     families = {b.family for b in bench.BENCHMARKS}
     assert families == {"matmul", "overhead", "elementwise", "reduction", "conv",
-                        "autodiff", "train", "rl", "store", "onnx", "gpu", "kernel", "remote",
-                        "wasm", "web"}
+                        "autodiff", "train", "rl", "store", "onnx", "models", "gpu", "kernel",
+                        "remote", "wasm", "web"}
     for family in families:
         assert {b.family for b in bench.select([family])} == {family}
     assert bench.select([]) == list(bench.BENCHMARKS)

@@ -1,9 +1,9 @@
 """torchvision's image classifiers in the zoo (ResNet-18/34/50, MobileNetV2, SqueezeNet 1.0
 and 1.1): their sizes are torchvision's published parameter counts, their keys torchvision's,
-and weights saved from a PyTorch network of torchvision's layout (written below: torchvision
-itself is not installed, its wheels want another torch) load through `pyburn.models.create`
-from ``.pth`` and ``.safetensors`` and give that network's outputs on cpu and wgpu; one ONNX
-round trip per family agrees with onnxruntime."""
+and weights saved from a PyTorch network of torchvision's layout (`pyburn.bench.torch_zoo`:
+torchvision itself is not installed, its wheels want another torch) load through
+`pyburn.models.create` from ``.pth`` and ``.safetensors`` and give that network's outputs on
+cpu and wgpu; one ONNX round trip per family agrees with onnxruntime."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ np = pytest.importorskip("numpy")
 ort = pytest.importorskip("onnxruntime")
 safetensors_torch = pytest.importorskip("safetensors.torch")
 tnn = torch.nn
+
+# the PyTorch networks of torchvision's layout (torchvision is not installed)
+from pyburn.bench.torch_zoo import REFERENCES, TorchSqueezeNet  # noqa: E402
 
 #: torchvision's documented parameter counts of the published models (1,000 classes)
 PUBLISHED_PARAMS = {"resnet18": 11_689_512, "resnet34": 21_797_672, "resnet50": 25_557_032,
@@ -49,160 +52,6 @@ CONFIGS = {"resnet18": {"width": 8}, "resnet34": {"width": 8}, "resnet50": {"wid
 CLASSES = 10
 DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
     wgpu.unavailable_reason() is not None, reason="no wgpu adapter"))]
-
-
-# ---- the PyTorch networks of torchvision's layout (keys, strides, paddings, order) ----
-
-class TorchBlock(tnn.Module):
-    """torchvision's BasicBlock, or its Bottleneck (stride in the 3x3 convolution)."""
-
-    def __init__(self, cin, planes, stride, bottleneck):
-        super().__init__()
-        self.bottleneck = bottleneck
-        out = planes * 4 if bottleneck else planes
-        if bottleneck:
-            self.conv1 = tnn.Conv2d(cin, planes, 1, bias=False)
-            self.bn1 = tnn.BatchNorm2d(planes)
-            self.conv2 = tnn.Conv2d(planes, planes, 3, stride, 1, bias=False)
-            self.bn2 = tnn.BatchNorm2d(planes)
-            self.conv3 = tnn.Conv2d(planes, out, 1, bias=False)
-            self.bn3 = tnn.BatchNorm2d(out)
-        else:
-            self.conv1 = tnn.Conv2d(cin, planes, 3, stride, 1, bias=False)
-            self.bn1 = tnn.BatchNorm2d(planes)
-            self.conv2 = tnn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = tnn.BatchNorm2d(planes)
-        self.relu = tnn.ReLU()
-        self.downsample = None
-        if stride != 1 or cin != out:
-            self.downsample = tnn.Sequential(tnn.Conv2d(cin, out, 1, stride, bias=False),
-                                             tnn.BatchNorm2d(out))
-
-    def forward(self, x):
-        y = self.relu(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y))
-        if self.bottleneck:
-            y = self.bn3(self.conv3(self.relu(y)))
-        return self.relu(y + (x if self.downsample is None else self.downsample(x)))
-
-
-class TorchResNet(tnn.Module):
-    def __init__(self, bottleneck, layers, num_classes, width):
-        super().__init__()
-        self.conv1 = tnn.Conv2d(3, width, 7, 2, 3, bias=False)
-        self.bn1 = tnn.BatchNorm2d(width)
-        self.relu = tnn.ReLU()
-        self.maxpool = tnn.MaxPool2d(3, 2, 1)
-        cin = width
-        for i, n in enumerate(layers):
-            blocks = []
-            for j in range(n):
-                blocks.append(TorchBlock(cin, width * 2 ** i, 2 if i and not j else 1,
-                                         bottleneck))
-                cin = width * 2 ** i * (4 if bottleneck else 1)
-            setattr(self, f"layer{i + 1}", tnn.Sequential(*blocks))
-        self.avgpool = tnn.AdaptiveAvgPool2d((1, 1))
-        self.fc = tnn.Linear(cin, num_classes)
-
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(torch.flatten(self.avgpool(x), 1))
-
-
-def divisible(v, d=8):
-    new = max(d, int(v + d / 2) // d * d)
-    return new + d if new < 0.9 * v else new
-
-
-def conv_bn_relu6(cin, cout, k, stride=1, groups=1):
-    """torchvision's Conv2dNormActivation with its defaults for MobileNetV2."""
-    return tnn.Sequential(tnn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups,
-                                     bias=False), tnn.BatchNorm2d(cout), tnn.ReLU6())
-
-
-class TorchInvertedResidual(tnn.Module):
-    def __init__(self, cin, cout, stride, t):
-        super().__init__()
-        hidden = int(round(cin * t))
-        self.use_res_connect = stride == 1 and cin == cout
-        expand = [conv_bn_relu6(cin, hidden, 1)] if t != 1 else []
-        self.conv = tnn.Sequential(*expand, conv_bn_relu6(hidden, hidden, 3, stride, hidden),
-                                   tnn.Conv2d(hidden, cout, 1, bias=False), tnn.BatchNorm2d(cout))
-
-    def forward(self, x):
-        return x + self.conv(x) if self.use_res_connect else self.conv(x)
-
-
-class TorchMobileNetV2(tnn.Module):
-    def __init__(self, num_classes, width_mult):
-        super().__init__()
-        cin = divisible(32 * width_mult)
-        last = divisible(1280 * max(1.0, width_mult))
-        layers = [conv_bn_relu6(3, cin, 3, 2)]
-        for t, c, n, s in [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2],
-                           [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]:
-            for i in range(n):
-                layers.append(TorchInvertedResidual(cin, divisible(c * width_mult),
-                                                    s if i == 0 else 1, t))
-                cin = divisible(c * width_mult)
-        layers.append(conv_bn_relu6(cin, last, 1))
-        self.features = tnn.Sequential(*layers)
-        self.classifier = tnn.Sequential(tnn.Dropout(0.2), tnn.Linear(last, num_classes))
-
-    def forward(self, x):
-        x = tnn.functional.adaptive_avg_pool2d(self.features(x), (1, 1))
-        return self.classifier(torch.flatten(x, 1))
-
-
-class TorchFire(tnn.Module):
-    def __init__(self, cin, s, e1, e3):
-        super().__init__()
-        self.squeeze = tnn.Conv2d(cin, s, 1)
-        self.expand1x1 = tnn.Conv2d(s, e1, 1)
-        self.expand3x3 = tnn.Conv2d(s, e3, 3, padding=1)
-
-    def forward(self, x):
-        x = torch.relu(self.squeeze(x))
-        return torch.cat([torch.relu(self.expand1x1(x)), torch.relu(self.expand3x3(x))], 1)
-
-
-class TorchSqueezeNet(tnn.Module):
-    def __init__(self, version, num_classes):
-        super().__init__()
-
-        def pool():
-            return tnn.MaxPool2d(3, 2, ceil_mode=True)
-
-        if version == "1_0":
-            self.features = tnn.Sequential(
-                tnn.Conv2d(3, 96, 7, 2), tnn.ReLU(), pool(), TorchFire(96, 16, 64, 64),
-                TorchFire(128, 16, 64, 64), TorchFire(128, 32, 128, 128), pool(),
-                TorchFire(256, 32, 128, 128), TorchFire(256, 48, 192, 192),
-                TorchFire(384, 48, 192, 192), TorchFire(384, 64, 256, 256), pool(),
-                TorchFire(512, 64, 256, 256))
-        else:
-            self.features = tnn.Sequential(
-                tnn.Conv2d(3, 64, 3, 2), tnn.ReLU(), pool(), TorchFire(64, 16, 64, 64),
-                TorchFire(128, 16, 64, 64), pool(), TorchFire(128, 32, 128, 128),
-                TorchFire(256, 32, 128, 128), pool(), TorchFire(256, 48, 192, 192),
-                TorchFire(384, 48, 192, 192), TorchFire(384, 64, 256, 256),
-                TorchFire(512, 64, 256, 256))
-        self.classifier = tnn.Sequential(tnn.Dropout(0.5), tnn.Conv2d(512, num_classes, 1),
-                                         tnn.ReLU(), tnn.AdaptiveAvgPool2d((1, 1)))
-
-    def forward(self, x):
-        return torch.flatten(self.classifier(self.features(x)), 1)
-
-
-REFERENCES = {
-    "resnet18": lambda c, width=64: TorchResNet(False, (2, 2, 2, 2), c, width),
-    "resnet34": lambda c, width=64: TorchResNet(False, (3, 4, 6, 3), c, width),
-    "resnet50": lambda c, width=64: TorchResNet(True, (3, 4, 6, 3), c, width),
-    "mobilenet_v2": lambda c, width_mult=1.0: TorchMobileNetV2(c, width_mult),
-    "squeezenet1_0": lambda c: TorchSqueezeNet("1_0", c),
-    "squeezenet1_1": lambda c: TorchSqueezeNet("1_1", c),
-}
 
 
 def reference(name: str):
