@@ -10,6 +10,7 @@ convolution, not in the first 1x1 one as the paper does; the published weights w
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,16 +33,16 @@ def _downsample(in_channels: int, out_channels: int, stride: int, device: Any,
     return conv_bn(in_channels, out_channels, 1, stride, device=device, dtype=dtype)
 
 
-class _Block(Module):
+class _Block(Module, ABC):
     """A residual block: ``relu(residual(x) + shortcut(x))``. `expansion` is how many times
     `channels` its output has."""
 
     expansion: int
     downsample: Sequential | None
 
+    @abstractmethod
     def residual(self, x: Tensor) -> Tensor:
         """The block's own path, before the sum."""
-        raise NotImplementedError
 
     def forward(self, x: Tensor) -> Tensor:
         """The block's output: its residual path plus its shortcut, through a ReLU."""

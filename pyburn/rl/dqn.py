@@ -26,7 +26,6 @@ Steps count every environment's steps: a vector step of 4 environments is 4 step
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Sequence
 from collections.abc import Generator as Run
 from dataclasses import dataclass
@@ -241,10 +240,7 @@ def dqn_training(make_env: Callable[[], Env], config: DQNConfig | None = None, *
         q_network = mlp([observation_size, *config.hidden, actions], ReLU, output_gain=1.0,
                         device=dev, generator=generator)
     agent = _Agent(q_network, config, observation_size, dev, generator)
-    stats = episode_stats(num_envs, run_dir, total_steps, {
-        "algorithm": "DQN", "environment": type(envs.envs[0]).__name__, "seed": seed,
-        "total_steps": total_steps, "num_envs": num_envs, "device": dev.name,
-        "config": dataclasses.asdict(config)})
+    stats = episode_stats("DQN", envs, run_dir, total_steps, total_steps, seed, dev, config)
     loss: Tensor | None = None
 
     def metrics() -> dict[str, float]:

@@ -26,7 +26,6 @@ it reaches `total_steps`.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Generator as Run
@@ -374,10 +373,8 @@ def ppo_training(make_env: Callable[[], Env], config: PPOConfig | None = None, *
                                  generator=generator)
     iterations = math.ceil(total_steps / rollout_steps)
     agent = _Agent(policy, config, dev, generator, iterations)
-    stats = episode_stats(num_envs, run_dir, iterations * rollout_steps, {
-        "algorithm": "PPO", "environment": type(envs.envs[0]).__name__, "seed": seed,
-        "total_steps": total_steps, "num_envs": num_envs, "device": dev.name,
-        "config": dataclasses.asdict(config)})
+    stats = episode_stats("PPO", envs, run_dir, total_steps, iterations * rollout_steps, seed,
+                          dev, config)
     with stats:
         for _ in _run(agent, envs, stats, iterations, seed, progress):
             yield PPOResult(agent.policy, stats)

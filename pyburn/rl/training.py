@@ -4,6 +4,7 @@ statistics with the run folder's log."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from collections.abc import Generator as Run
@@ -93,12 +94,17 @@ def child_seed(generator: Generator) -> int:
     return (high << 32) | low
 
 
-def episode_stats(num_envs: int, run_dir: RunTarget, total_steps: int,
-                  config: dict[str, Any]) -> EpisodeStats:
-    """The statistics of a run, logged into `run_dir` (a folder or an `EventSink`, with
-    `config` as its ``run.json``) when it is given."""
-    log = None if run_dir is None else EpisodeLog(run_dir, total_steps, config)
-    return EpisodeStats(num_envs, log)
+def episode_stats(algorithm: str, envs: SyncVectorEnv, run_dir: RunTarget, total_steps: int,
+                  logged_steps: int, seed: int, device: Device, config: Any) -> EpisodeStats:
+    """The statistics of a run of `algorithm` on `envs`, logged into `run_dir` (a folder or
+    an `EventSink`) when it is given: its ``run.json`` holds the run's arguments and
+    `config` (a dataclass), and its episodes' events count `logged_steps` in all (the
+    requested `total_steps`, rounded up to what the algorithm takes whole)."""
+    log = None if run_dir is None else EpisodeLog(run_dir, logged_steps, {
+        "algorithm": algorithm, "environment": type(envs.envs[0]).__name__, "seed": seed,
+        "total_steps": total_steps, "num_envs": envs.num_envs, "device": device.name,
+        "config": dataclasses.asdict(config)})
+    return EpisodeStats(envs.num_envs, log)
 
 
 def plain(observations: Sequence[Any]) -> list[Any]:

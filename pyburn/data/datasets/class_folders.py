@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from abc import abstractmethod
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -72,9 +73,9 @@ class ClassFolders(Dataset[tuple[T, int]]):
         subclass may choose (`root` is set when this is asked)."""
         return True
 
+    @abstractmethod
     def load(self, path: Path) -> T:
         """What item `path` holds; each subclass says how it is read."""
-        raise NotImplementedError
 
     def __len__(self) -> int:
         return len(self.paths)
