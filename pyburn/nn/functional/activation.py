@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 
-from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, where
+from ... import ArgumentError, DTypeError, ShapeError, Tensor, clamp, default_float, where
 from ...ops import capability
 from ...ops.capability import SOFTMAX, offered
 from ...shape import norm_dim
+from ...tape import is_grad_enabled
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -32,7 +33,11 @@ def _float(x: Tensor, op: str) -> Tensor:
 
 
 def _clip(x: Tensor, low: float, high: float) -> Tensor:
-    """x limited to [low, high], with zero gradient at and beyond the bounds."""
+    """x limited to [low, high], with zero gradient at and beyond the bounds. Where nothing
+    records a gradient the same values come from ``maximum`` and ``minimum`` (NaN stays NaN
+    either way), two passes over x instead of four."""
+    if not (x.device.is_autodiff and is_grad_enabled()):
+        return clamp(x, low, high)
     return where(x <= low, low, where(x >= high, high, x))
 
 

@@ -107,8 +107,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if training and running_var is not None:
             _update(running_var, var.reshape(channels) * (count / (count - 1)), momentum)
         return y
-    y = (x - running_mean.reshape(view)) * (running_var.reshape(view) + eps).rsqrt()
-    return _affine(y, weight, bias, (channels,), view, op)
+    # as one scale and one shift per channel (computed on the C statistics, not on x), so
+    # that x is read twice instead of four times: PyTorch's evaluation computes it so too
+    _check_affine(weight, bias, (channels,), op)
+    scale = (running_var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale if bias is None else bias - running_mean * scale
+    return x * scale.reshape(view) + shift.reshape(view)
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,

@@ -39,9 +39,9 @@ def batch_normalization(x: Tensor, scale: Tensor, b: Tensor, input_mean: Tensor,
     inference (the outputs of old training graphs other than Y are not produced)."""
     del is_test, spatial, consumed_inputs  # inference semantics throughout
     if not training_mode:
-        mean, var = _channel_view(input_mean, x), _channel_view(input_var, x)
-        y = (x - mean) / (var + epsilon).sqrt()
-        return y * _channel_view(scale, x) + _channel_view(b, x)
+        # one multiplier and one offset per channel, so that x is read twice, not four times
+        factor = scale / (input_var + epsilon).sqrt()
+        return x * _channel_view(factor, x) + _channel_view(b - input_mean * factor, x)
     dims = (0,) + tuple(range(2, x.ndim))
     mean = x.mean(dims, keepdim=True)
     var = x.var(dims, keepdim=True, correction=0)
