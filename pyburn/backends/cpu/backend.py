@@ -345,7 +345,12 @@ class CpuBackend(Backend):
         """``x @ w.T + b`` as the composite computes it (the same product of x's rows with
         the transposed view of w, then the bias added), into the product's own array."""
         lead = x.shape[:-1]
-        y = _product(x.reshape(math.prod(lead), x.shape[-1]), w.T)
+        rows = x.reshape(math.prod(lead), x.shape[-1])
+        # OpenBLAS multiplies faster the more rows its result has (measured here: a batch
+        # of 32 through 384 -> 1536 features, 638 us as x @ w.T, 418 as (w @ x.T).T), so
+        # fewer rows than features go through the transposed product, whose result is a
+        # transposed view; one row stays a matrix-vector product, as fast either way
+        y = _product(w, rows.T).T if 1 < rows.shape[0] < w.shape[0] else _product(rows, w.T)
         if b is not None:
             np.add(y, b, out=y)
         return y.reshape(lead + (w.shape[0],))

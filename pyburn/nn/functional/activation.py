@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 
-from ... import ArgumentError, DTypeError, ShapeError, Tensor, clamp, default_float, where
+from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, where
 from ...ops import capability
 from ...ops.capability import SOFTMAX, offered
+from ...ops.math_ops import clamp
 from ...shape import norm_dim
 from ...tape import is_grad_enabled
 
