@@ -7,6 +7,7 @@ This module imports torch: import it only where torch is there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -81,11 +82,19 @@ def divisible(v: float, d: int = 8) -> int:
     return new + d if new < 0.9 * v else new
 
 
+def conv_norm_act(cin: int, cout: int, k: int, stride: int = 1, groups: int = 1,
+                  act: nn.Module | None = None, eps: float = 1e-5) -> nn.Sequential:
+    """torchvision's Conv2dNormActivation: convolution without bias, batch norm (`eps`), and
+    `act` unless None."""
+    return nn.Sequential(nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups,
+                                   bias=False), nn.BatchNorm2d(cout, eps=eps),
+                         *([] if act is None else [act]))
+
+
 def conv_bn_relu6(cin: int, cout: int, k: int, stride: int = 1,
                   groups: int = 1) -> nn.Sequential:
     """torchvision's Conv2dNormActivation with its defaults for MobileNetV2."""
-    return nn.Sequential(nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups,
-                                   bias=False), nn.BatchNorm2d(cout), nn.ReLU6())
+    return conv_norm_act(cin, cout, k, stride, groups, nn.ReLU6())
 
 
 class TorchInvertedResidual(nn.Module):
@@ -175,6 +184,149 @@ class TorchSqueezeNet(nn.Module):
         return torch.flatten(self.classifier(self.features(x)), 1)
 
 
+class TorchSqueezeExcitation(nn.Module):
+    """torchvision's SqueezeExcitation: channel means, 1x1 convolutions ``fc1`` and ``fc2``
+    (with bias), the input scaled by the resulting gate."""
+
+    def __init__(self, channels: int, squeezed: int, act: nn.Module, gate: nn.Module):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(channels, squeezed, 1)
+        self.fc2 = nn.Conv2d(squeezed, channels, 1)
+        self.activation = act
+        self.scale_activation = gate
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """`x` scaled per channel."""
+        scale = self.fc2(self.activation(self.fc1(self.avgpool(x))))
+        return x * self.scale_activation(scale)
+
+
+class TorchMobileNetV3Block(nn.Module):
+    """torchvision's MobileNetV3 InvertedResidual: 1x1 expansion (unless `hidden` is `cin`),
+    depthwise `k` x `k`, squeeze-excitation (`se`), 1x1 projection, batch norms with eps 1e-3."""
+
+    def __init__(self, cin: int, k: int, hidden: int, cout: int, se: bool, hs: bool,
+                 stride: int):
+        super().__init__()
+
+        def act() -> nn.Module:
+            return nn.Hardswish() if hs else nn.ReLU()
+
+        layers: list[nn.Module] = []
+        if hidden != cin:
+            layers.append(conv_norm_act(cin, hidden, 1, act=act(), eps=1e-3))
+        layers.append(conv_norm_act(hidden, hidden, k, stride, hidden, act(), 1e-3))
+        if se:
+            layers.append(TorchSqueezeExcitation(hidden, divisible(hidden // 4), nn.ReLU(),
+                                                 nn.Hardsigmoid()))
+        layers.append(conv_norm_act(hidden, cout, 1, eps=1e-3))
+        self.block = nn.Sequential(*layers)
+        self.use_res_connect = stride == 1 and cin == cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's output."""
+        return x + self.block(x) if self.use_res_connect else self.block(x)
+
+
+class TorchMobileNetV3(nn.Module):
+    """torchvision's MobileNetV3, "large" or "small", channels scaled by `width_mult`."""
+
+    def __init__(self, arch: str, num_classes: int, width_mult: float):
+        super().__init__()
+        # (kernel, expanded, out, squeeze-excitation, hard swish, stride), per the paper
+        if arch == "large":
+            rows = [(3, 16, 16, 0, 0, 1), (3, 64, 24, 0, 0, 2), (3, 72, 24, 0, 0, 1),
+                    (5, 72, 40, 1, 0, 2), (5, 120, 40, 1, 0, 1), (5, 120, 40, 1, 0, 1),
+                    (3, 240, 80, 0, 1, 2), (3, 200, 80, 0, 1, 1), (3, 184, 80, 0, 1, 1),
+                    (3, 184, 80, 0, 1, 1), (3, 480, 112, 1, 1, 1), (3, 672, 112, 1, 1, 1),
+                    (5, 672, 160, 1, 1, 2), (5, 960, 160, 1, 1, 1), (5, 960, 160, 1, 1, 1)]
+            last = divisible(1280 * width_mult)
+        else:
+            rows = [(3, 16, 16, 1, 0, 2), (3, 72, 24, 0, 0, 2), (3, 88, 24, 0, 0, 1),
+                    (5, 96, 40, 1, 1, 2), (5, 240, 40, 1, 1, 1), (5, 240, 40, 1, 1, 1),
+                    (5, 120, 48, 1, 1, 1), (5, 144, 48, 1, 1, 1), (5, 288, 96, 1, 1, 2),
+                    (5, 576, 96, 1, 1, 1), (5, 576, 96, 1, 1, 1)]
+            last = divisible(1024 * width_mult)
+        cin = divisible(16 * width_mult)
+        layers = [conv_norm_act(3, cin, 3, 2, act=nn.Hardswish(), eps=1e-3)]
+        for k, hidden, cout, se, hs, stride in rows:
+            cout = divisible(cout * width_mult)
+            layers.append(TorchMobileNetV3Block(cin, k, divisible(hidden * width_mult), cout,
+                                                bool(se), bool(hs), stride))
+            cin = cout
+        layers.append(conv_norm_act(cin, 6 * cin, 1, act=nn.Hardswish(), eps=1e-3))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Linear(6 * cin, last), nn.Hardswish(),
+                                        nn.Dropout(0.2), nn.Linear(last, num_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Class scores (N, num_classes) of images (N, 3, H, W)."""
+        return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
+class TorchMBConv(nn.Module):
+    """torchvision's EfficientNet MBConv: 1x1 expansion (unless `t` is 1), depthwise `k` x `k`,
+    squeeze-excitation to ``cin // 4``, 1x1 projection, SiLU throughout; the residual path
+    dropped per sample with probability `p` in training (stochastic depth, "row" mode)."""
+
+    def __init__(self, t: int, k: int, stride: int, cin: int, cout: int, p: float):
+        super().__init__()
+        hidden = divisible(cin * t)
+        layers: list[nn.Module] = []
+        if hidden != cin:
+            layers.append(conv_norm_act(cin, hidden, 1, act=nn.SiLU()))
+        layers += [conv_norm_act(hidden, hidden, k, stride, hidden, nn.SiLU()),
+                   TorchSqueezeExcitation(hidden, max(1, cin // 4), nn.SiLU(), nn.Sigmoid()),
+                   conv_norm_act(hidden, cout, 1)]
+        self.block = nn.Sequential(*layers)
+        self.p = p
+        self.use_res_connect = stride == 1 and cin == cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's output."""
+        y = self.block(x)
+        if not self.use_res_connect:
+            return y
+        if self.training and self.p > 0:
+            keep = torch.empty(y.shape[0], 1, 1, 1).bernoulli_(1 - self.p)
+            y = y * keep / (1 - self.p)
+        return x + y
+
+
+class TorchEfficientNet(nn.Module):
+    """torchvision's EfficientNet, B0's stages scaled by `width_mult` and `depth_mult`."""
+
+    def __init__(self, num_classes: int, width_mult: float = 1.0, depth_mult: float = 1.0,
+                 stochastic_depth_prob: float = 0.2):
+        super().__init__()
+        # (expansion, kernel, stride, out channels, blocks), per the paper
+        rows = [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
+                (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]
+        total = sum(int(math.ceil(n * depth_mult)) for *_, n in rows)
+        cin = divisible(32 * width_mult)
+        layers: list[nn.Module] = [conv_norm_act(3, cin, 3, 2, act=nn.SiLU())]
+        block_id = 0
+        for t, k, s, c, n in rows:
+            stage = []
+            for i in range(int(math.ceil(n * depth_mult))):
+                cout = divisible(c * width_mult)
+                stage.append(TorchMBConv(t, k, s if i == 0 else 1, cin, cout,
+                                         stochastic_depth_prob * block_id / total))
+                cin = cout
+                block_id += 1
+            layers.append(nn.Sequential(*stage))
+        layers.append(conv_norm_act(cin, 4 * cin, 1, act=nn.SiLU()))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(4 * cin, num_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Class scores (N, num_classes) of images (N, 3, H, W)."""
+        return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
 #: each zoo model's network: `REFERENCES[name](num_classes, **config)`, config as the zoo's
 REFERENCES: dict[str, Callable[..., nn.Module]] = {
     "resnet18": lambda c, width=64: TorchResNet(False, (2, 2, 2, 2), c, width),
@@ -183,5 +335,8 @@ REFERENCES: dict[str, Callable[..., nn.Module]] = {
     "mobilenet_v2": lambda c, width_mult=1.0: TorchMobileNetV2(c, width_mult),
     "squeezenet1_0": lambda c: TorchSqueezeNet("1_0", c),
     "squeezenet1_1": lambda c: TorchSqueezeNet("1_1", c),
+    "mobilenet_v3_small": lambda c, width_mult=1.0: TorchMobileNetV3("small", c, width_mult),
+    "mobilenet_v3_large": lambda c, width_mult=1.0: TorchMobileNetV3("large", c, width_mult),
+    "efficientnet_b0": TorchEfficientNet,
 }
 

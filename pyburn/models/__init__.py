@@ -25,9 +25,12 @@ _LAZY = {
     "BertConfig": "bert", "BertModel": "bert", "SentenceEncoder": "bert",
     "mean_pooling": "bert", "Sampler": "generate", "KVCache": "llama",
     "Llama3RopeScaling": "llama", "LlamaConfig": "llama", "LlamaForCausalLM": "llama",
-    "InvertedResidual": "mobilenet", "MobileNetV2": "mobilenet", "BasicBlock": "resnet",
+    "InvertedResidual": "mobilenet", "MobileNetV2": "mobilenet", "MBConv": "mobilenet_v3",
+    "MobileNetV3": "mobilenet_v3", "EfficientNet": "efficientnet", "BasicBlock": "resnet",
     "Bottleneck": "resnet", "ResNet": "resnet", "Fire": "squeezenet",
     "SqueezeNet": "squeezenet", "Tokenizer": "tokenizers",
+    "VisionTransformer": "vit", "YOLOX": "yolox", "YOLOXHead": "yolox",
+    "YOLOPAFPN": "cspdarknet", "CSPDarknet": "cspdarknet",
 }
 
 
@@ -45,5 +48,7 @@ __all__ = ["BasicBlock", "BertConfig", "BertModel", "Bottleneck", "create", "des
            "Fire", "InvertedResidual", "KVCache", "list", "list_models",
            "Llama3RopeScaling", "LlamaConfig", "LlamaForCausalLM", "load_mnist", "MEAN",
            "mean_pooling", "mnist_model", "MnistCNN", "MnistMLP", "MobileNetV2",
+           "MobileNetV3", "MBConv", "EfficientNet",
            "ModelEntry", "normalize", "Preprocessing", "register", "ResNet", "Sampler",
-           "SentenceEncoder", "SqueezeNet", "STD", "Tokenizer"]
+           "SentenceEncoder", "SqueezeNet", "STD", "Tokenizer", "VisionTransformer",
+           "YOLOX", "YOLOXHead", "YOLOPAFPN", "CSPDarknet"]

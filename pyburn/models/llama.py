@@ -32,7 +32,7 @@ from functools import partial
 from typing import Any
 
 from .._tensor import Tensor
-from ..dtypes import float32
+from ..dtypes import bool_, float32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..nn import functional as F
 from ..nn.containers import ModuleList
@@ -40,7 +40,7 @@ from ..nn.embedding import Embedding
 from ..nn.linear import Linear
 from ..nn.module import Module
 from ..nn.normalization import RMSNorm
-from ..ops.creation import arange, tensor
+from ..ops.creation import arange, ones, tensor
 from ..ops.movement import cat
 from ..store.lazy import key_predicate
 from .registry import ModelEntry, register
@@ -241,7 +241,9 @@ class KVCache:
     """The keys and values each attention layer computed for the positions seen so far, so
     that the next forward pass computes only its new positions: each layer's grows by the
     positions of every forward pass that is given the cache (a prompt, then one token at a
-    time). `length` is the number of positions held.
+    time). `length` is the number of positions held; `mask`, which of them are tokens rather
+    than padding: bool (N, length), or None while every one is a token (no pass was given an
+    ``attention_mask``).
 
     >>> import pyburn
     >>> config = LlamaConfig(vocab_size=16, hidden_size=8, intermediate_size=16,
@@ -257,6 +259,7 @@ class KVCache:
         _check_count(num_layers, "num_layers", "KVCache")
         self.keys: list[Tensor | None] = [None] * num_layers
         self.values: list[Tensor | None] = [None] * num_layers
+        self.mask: Tensor | None = None
 
     @property
     def num_layers(self) -> int:
@@ -268,6 +271,19 @@ class KVCache:
         """The number of positions held (those of the first layer)."""
         first = self.keys[0]
         return 0 if first is None else first.shape[-2]
+
+    def extend_mask(self, tokens: Tensor | None, n: int, length: int,
+                    device: Any) -> Tensor | None:
+        """Add to `mask` the bool `tokens` (n, length) of the next pass's positions (None: all
+        tokens); returns the new mask (n, held + length), still None while there is no
+        padding. Called once per pass, before the layers add their keys."""
+        if tokens is None and self.mask is None:
+            return None
+        held = self.mask if self.mask is not None else \
+            ones(n, self.length, dtype=bool_, device=device)
+        new = tokens if tokens is not None else ones(n, length, dtype=bool_, device=device)
+        self.mask = cat([held, new], 1)
+        return self.mask
 
     def update(self, layer: int, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
         """Append the keys and values (N, kv_heads, L, head_size) of L new positions to
@@ -298,7 +314,7 @@ class LlamaAttention(Module):
                 cache: KVCache | None = None, layer: int = 0) -> Tensor:
         """Attention of the positions of x (N, L, hidden_size) to themselves and to the
         `cache`'s (of `layer`), with the rotary `rope` (cos, sin) of their positions and the
-        bool `mask` (L, S) of allowed pairs (None: every pair)."""
+        bool `mask` (L, S), or (N, 1, L, S) per row, of allowed pairs (None: every pair)."""
         n, length, _ = x.shape
         q, k, v = ((proj(x).reshape(n, length, heads, self.head_size).transpose(1, 2))
                    for proj, heads in ((self.q_proj, self.heads), (self.k_proj, self.kv_heads),
@@ -356,41 +372,77 @@ class LlamaModel(Module):
                                  for _ in range(config.num_hidden_layers))
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps, device=device, dtype=dtype)
 
-    def _rope(self, offset: int, length: int, like: Tensor) -> tuple[Tensor, Tensor]:
-        """cos and sin (length, head_size / 2) of positions ``offset ..``, in like's dtype."""
-        device = like.device
-        positions = arange(offset, offset + length, dtype=float32, device=device)
-        angles = positions.unsqueeze(1) * tensor(self.frequencies, dtype=float32,
-                                                 device=device).unsqueeze(0)
+    def _rope(self, positions: Tensor, like: Tensor) -> tuple[Tensor, Tensor]:
+        """cos and sin of `positions`, in like's dtype: (L, head_size / 2) for positions (L,)
+        shared by the batch, (N, 1, L, head_size / 2) (one for all heads) for (N, L)."""
+        angles = positions.cast(float32).unsqueeze(-1) * tensor(
+            self.frequencies, dtype=float32, device=like.device)
+        if angles.ndim == 3:
+            angles = angles.unsqueeze(1)
         return angles.cos().cast(like.dtype), angles.sin().cast(like.dtype)
 
-    def forward(self, input_ids: Tensor, cache: KVCache | None = None) -> Tensor:
-        """The final hidden states (N, L, hidden_size) of the token ids (N, L), which follow
-        the `cache`'s positions (and are added to it) when one is given."""
+    def _check(self, input_ids: Tensor, cache: KVCache | None, attention_mask: Tensor | None,
+               position_ids: Tensor | None) -> None:
+        """The arguments of `forward`, and that its positions fit the context."""
         if not isinstance(input_ids, Tensor) or input_ids.ndim != 2 or input_ids.shape[1] < 1:
             raise ShapeError(f"LlamaModel takes token ids of shape (N, L) with L >= 1, got "
                              f"{getattr(input_ids, 'shape', type(input_ids).__name__)}")
-        if input_ids.dtype.is_floating_point or input_ids.dtype.is_bool:
-            raise DTypeError(f"LlamaModel takes integer token ids, got {input_ids.dtype.name}")
+        for name, given in (("attention_mask", attention_mask), ("position_ids", position_ids)):
+            if given is not None and (not isinstance(given, Tensor)
+                                      or given.shape != input_ids.shape):
+                raise ShapeError(f"LlamaModel: {name} must have the shape of the token ids "
+                                 f"{input_ids.shape}, the new positions only (the cache keeps "
+                                 f"what it needs of those it holds), got "
+                                 f"{getattr(given, 'shape', type(given).__name__)}")
+        for name, given, wanted in (("token ids", input_ids, "integer"),
+                                    ("position_ids", position_ids, "integer"),
+                                    ("attention_mask", attention_mask, "integer or bool")):
+            if given is not None and (given.dtype.is_floating_point or
+                                      given.dtype.is_bool and wanted == "integer"):
+                raise DTypeError(f"LlamaModel takes {wanted} {name}, got {given.dtype.name}")
         if cache is not None and (not isinstance(cache, KVCache)
                                   or cache.num_layers != len(self.layers)):
             raise ArgumentError(f"LlamaModel: cache must be a KVCache of {len(self.layers)} "
                                 f"layers (model.new_cache()), got {cache!r}")
         offset = 0 if cache is None else cache.length
-        length = input_ids.shape[1]
-        if offset + length > self.config.max_position_embeddings:
-            raise ShapeError(f"LlamaModel: positions up to {offset + length} (the cache holds "
-                             f"{offset}) exceed max_position_embeddings "
+        if offset + input_ids.shape[1] > self.config.max_position_embeddings:
+            raise ShapeError(f"LlamaModel: positions up to {offset + input_ids.shape[1]} (the "
+                             f"cache holds {offset}) exceed max_position_embeddings "
                              f"{self.config.max_position_embeddings}")
+
+    def forward(self, input_ids: Tensor, cache: KVCache | None = None,
+                attention_mask: Tensor | None = None,
+                position_ids: Tensor | None = None) -> Tensor:
+        """The final hidden states (N, L, hidden_size) of the token ids (N, L), which follow
+        the `cache`'s positions (and are added to it) when one is given.
+
+        `attention_mask` (N, L), 1 (or True) for a token and 0 for padding, covers the new
+        positions only: the cache keeps the masks of the positions it holds, and a pass
+        without one adds tokens. No position attends to padding, and a row's positions
+        (`position_ids`, when not given) count its tokens only: the cumulative sum of its mask
+        minus 1, so that a left-padded row gives what the prompt alone gives."""
+        self._check(input_ids, cache, attention_mask, position_ids)
+        offset = 0 if cache is None else cache.length
+        n, length = input_ids.shape
         x = self.embed_tokens(input_ids)
-        rope = self._rope(offset, length, x)
-        # a position attends to itself and the positions before it; one new position may
-        # attend to every position held, so it needs no mask. Compared rather than tril'd:
-        # tril is a `where` on bools, which onnxruntime cannot run in an exported model
+        device = x.device
+        tokens = None if attention_mask is None else attention_mask.bool()
+        if cache is not None:
+            tokens = cache.extend_mask(tokens, n, length, device)
+        if position_ids is None:
+            position_ids = arange(offset, offset + length, dtype=float32, device=device) \
+                if tokens is None else tokens.int().cumsum(-1)[:, offset:] - 1
+        rope = self._rope(position_ids, x)
+        # a position attends to itself and the positions before it that are tokens; one new
+        # position with no padding anywhere may attend to every position held, so it needs no
+        # mask. Compared rather than tril'd: tril is a `where` on bools, which onnxruntime
+        # cannot run in an exported model
         mask = None
-        if length > 1:
-            keys = arange(offset + length, device=x.device)
-            mask = keys <= arange(offset, offset + length, device=x.device).unsqueeze(1)
+        if length > 1 or tokens is not None:
+            keys = arange(offset + length, device=device)
+            mask = keys <= arange(offset, offset + length, device=device).unsqueeze(1)
+            if tokens is not None:
+                mask = (mask & tokens.unsqueeze(1)).unsqueeze(1)
         for index, layer in enumerate(self.layers):
             x = layer(x, rope, mask, cache, index)
         return self.norm(x)
@@ -428,9 +480,12 @@ class LlamaForCausalLM(Module):
         if not config.tie_word_embeddings:
             self.lm_head = Linear(config.hidden_size, config.vocab_size, False, device, dtype)
 
-    def forward(self, input_ids: Tensor, cache: KVCache | None = None) -> Tensor:
-        """Next-token logits (N, L, vocab_size) at each position of `input_ids` (N, L)."""
-        hidden = self.model(input_ids, cache)
+    def forward(self, input_ids: Tensor, cache: KVCache | None = None,
+                attention_mask: Tensor | None = None,
+                position_ids: Tensor | None = None) -> Tensor:
+        """Next-token logits (N, L, vocab_size) at each position of `input_ids` (N, L), with
+        the optional `attention_mask` and `position_ids` of `LlamaModel.forward`."""
+        hidden = self.model(input_ids, cache, attention_mask, position_ids)
         if self.config.tie_word_embeddings:
             return F.linear(hidden, self.model.embed_tokens.weight)
         return self.lm_head(hidden)

@@ -65,7 +65,8 @@ class ModelEntry:
 
 #: the modules of pyburn.models that register models (the MNIST models' registers itself, as
 #: pyburn.models imports it)
-FAMILIES = ("bert", "llama", "mobilenet", "resnet", "squeezenet")
+FAMILIES = ("bert", "efficientnet", "llama", "mobilenet", "mobilenet_v3", "resnet", "squeezenet",
+            "vit", "yolox")
 
 _ENTRIES: dict[str, ModelEntry] = {}
 

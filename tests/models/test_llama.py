@@ -1,8 +1,9 @@
 """The Llama decoders and generation, against Hugging Face ``transformers``' LlamaForCausalLM
 built from a tiny random configuration (nothing is downloaded): its config.json read, its
 ``.pth`` and ``.safetensors`` files loaded strictly through the zoo, the same logits, the
-key/value-cached steps equal to the full forward pass, greedy generation token for token, the
-sampling strategies' frequencies equal to the filtered softmax, and one ONNX round trip."""
+key/value-cached steps equal to the full forward pass, greedy generation token for token (a
+left-padded batch of prompts of different lengths too), the sampling strategies' frequencies
+equal to the filtered softmax, and one ONNX round trip."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ VARIANTS = {"tinyllama-1.1b": dict(rope_theta=10000.0),
             "llama-3.2-1b": dict(rope_theta=500000.0, rope_scaling=LLAMA3_ROPE,
                                  tie_word_embeddings=True)}
 PROMPT = [[5, 17, 99, 3, 64, 2, 110, 41, 7], [1, 88, 23, 23, 90, 4, 57, 126, 30]]
+#: prompts of different lengths, and the batch of them padded on the left with 0, its mask
+PROMPTS = [[5, 17, 99], [1, 88, 23, 23, 90, 4, 57], [12, 7, 64, 2, 110]]
+WIDTH = max(map(len, PROMPTS))
+PADDED = [[0] * (WIDTH - len(p)) + p for p in PROMPTS]
+MASK = [[0] * (WIDTH - len(p)) + [1] * len(p) for p in PROMPTS]
 
 
 @functools.cache
@@ -87,6 +93,14 @@ def created(name: str, device: str, file: str = "safetensors"):
 def torch_logits(name: str, ids: list[list[int]]):
     with torch.no_grad():
         return reference(name)[0](torch.tensor(ids)).logits.numpy()
+
+
+def torch_generate(name: str, ids: list[list[int]], mask: list[list[int]], **options):
+    """transformers' greedy generation of `name`'s reference."""
+    with torch.no_grad():
+        return reference(name)[0].generate(
+            torch.tensor(ids), attention_mask=torch.tensor(mask), do_sample=False,
+            **options).tolist()
 
 
 def assert_close(actual, expected):
@@ -197,10 +211,29 @@ def test_cached_steps_equal_the_full_forward(on):
     assert_close(np.concatenate(steps, 1), torch_logits("llama-3.2-1b", PROMPT))
 
 
+def test_left_padded_logits_equal_transformers():
+    """The mask of the first pass is kept by the cache for the passes that give none; the
+    logits at the tokens (not the padding) are transformers'."""
+    model = created("llama-3.2-1b", "cpu")
+    ids, mask = pyburn.tensor(PADDED, device="cpu"), pyburn.tensor(MASK, device="cpu")
+    cache = model.new_cache()
+    steps = [model(ids[:, :5], cache=cache, attention_mask=mask[:, :5].bool()).numpy()]
+    steps += [model(ids[:, i:i + 1], cache=cache).numpy() for i in range(5, WIDTH)]
+    assert cache.mask.tolist() == [[bool(m) for m in row] for row in MASK]
+    with torch.no_grad():
+        expected = reference("llama-3.2-1b")[0](
+            torch.tensor(PADDED), attention_mask=torch.tensor(MASK)).logits.numpy()
+    tokens = np.array(MASK, dtype=bool)
+    assert_close(np.concatenate(steps, 1)[tokens], expected[tokens])
+
+
 def test_misuse_is_named():
     model = created("tinyllama-1.1b", "cpu")
     with pytest.raises(pyburn.ShapeError, match=r"\(N, L\)"):
         model(pyburn.tensor([1, 2], device="cpu"))
+    with pytest.raises(pyburn.ShapeError, match="new positions only"):
+        model(pyburn.tensor([[1]], device="cpu"), attention_mask=pyburn.ones(
+            1, 2, dtype="int32", device="cpu"))
     with pytest.raises(pyburn.ArgumentError, match="KVCache of 2 layers"):
         model(pyburn.tensor([[1]], device="cpu"), cache=KVCache(3))
     with pytest.raises(pyburn.ShapeError, match="max_position_embeddings 256"):
@@ -236,6 +269,59 @@ def test_eos_stops_each_row_as_transformers_does():
             max_new_tokens=20, do_sample=False, eos_token_id=stops, pad_token_id=stops[0])
     assert ours.tolist() == theirs.tolist()
     assert ours.shape[1] <= start + 8
+
+
+@pytest.mark.parametrize("on", DEVICES)  # not `device`: conftest's would add flex
+def test_left_padded_batch_equals_transformers_and_each_prompt_alone(on):
+    model = created("tinyllama-1.1b", on)
+    ours = generate(model, PROMPTS, 12, pad_token_id=0).tolist()
+    assert ours == torch_generate("tinyllama-1.1b", PADDED, MASK, max_new_tokens=12,
+                                  eos_token_id=None, pad_token_id=0)
+    masked = generate(model, pyburn.tensor(PADDED, device=on), 12,
+                      attention_mask=pyburn.tensor(MASK, device=on))
+    assert masked.tolist() == ours
+    for prompt, row in zip(PROMPTS, ours):
+        alone = generate(model, pyburn.tensor(prompt, device=on), 12).tolist()
+        assert row[WIDTH:] == alone[len(prompt):]
+
+
+def test_eos_in_a_left_padded_batch_as_transformers_does():
+    """A row that produced an end token goes on with pad_token_id while the others run."""
+    model = created("tinyllama-1.1b", "cpu")
+    free = generate(model, PROMPTS, 12, pad_token_id=0).tolist()
+    stops = [free[0][WIDTH + 2], free[1][WIDTH + 5], free[2][WIDTH + 3]]
+    ours = generate(model, PROMPTS, 12, pad_token_id=0, eos_token_id=stops).tolist()
+    assert ours == torch_generate("tinyllama-1.1b", PADDED, MASK, max_new_tokens=12,
+                                  eos_token_id=stops, pad_token_id=0)
+    assert len(ours[0]) < WIDTH + 12
+    first = ours[0].index(stops[0], WIDTH)
+    assert first < len(ours[0]) - 1 and set(ours[0][first + 1:]) == {0}
+
+
+@pytest.mark.parametrize("prompts, mask, options, error, message", [
+    ("tensor", [[1] * WIDTH, [1] * WIDTH, [1] * 5 + [0] * 2], {}, pyburn.ArgumentError,
+     r"row 2 of attention_mask \[1, 1, 1, 1, 1, 0, 0\] has padding after a token: prompts "
+     r"must be padded on the left"),
+    ("tensor", [[0] * WIDTH] + MASK[1:], {}, pyburn.ArgumentError,
+     "row 0 of attention_mask has no token"),
+    ("tensor", [[2] * WIDTH] * 3, {}, pyburn.ArgumentError, "holds 1 for a token"),
+    ("tensor", MASK[:2], {}, pyburn.ShapeError, "shape of the token ids"),
+    (PROMPTS, None, {}, pyburn.ArgumentError, "pad_token_id, which must be given"),
+    (PROMPTS, MASK, dict(pad_token_id=0), pyburn.ArgumentError,
+     "makes the attention_mask of prompts given as lists"),
+    ([[1, 2], []], None, dict(pad_token_id=0), pyburn.ArgumentError,
+     "non-empty list of token ids"),
+    (PROMPTS, None, dict(pad_token_id=-1), pyburn.ArgumentError,
+     "pad_token_id must be a token id")])
+def test_bad_padding_is_refused(prompts, mask, options, error, message):
+    """Right padding above all: transformers warns of it, generate refuses it. "tensor" is
+    the padded batch as a Tensor."""
+    model = created("tinyllama-1.1b", "cpu")
+    ids = pyburn.tensor(PADDED, device="cpu") if prompts == "tensor" else prompts
+    if mask is not None:
+        options = {**options, "attention_mask": pyburn.tensor(mask, device="cpu")}
+    with pytest.raises(error, match=message):
+        generate(model, ids, 3, **options)
 
 
 def test_top_k_1_is_greedy_and_seeds_repeat():

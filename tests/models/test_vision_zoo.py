@@ -1,9 +1,11 @@
 """torchvision's image classifiers in the zoo (ResNet-18/34/50, MobileNetV2, SqueezeNet 1.0
-and 1.1): their sizes are torchvision's published parameter counts, their keys torchvision's,
-and weights saved from a PyTorch network of torchvision's layout (`pyburn.bench.torch_zoo`:
-torchvision itself is not installed, its wheels want another torch) load through
-`pyburn.models.create` from ``.pth`` and ``.safetensors`` and give that network's outputs on
-cpu and wgpu; one ONNX round trip per family agrees with onnxruntime."""
+and 1.1, MobileNetV3-Small and -Large, EfficientNet-B0): their sizes are torchvision's
+published parameter counts, their keys torchvision's, and weights saved from a PyTorch
+network of torchvision's layout (`pyburn.bench.torch_zoo`: torchvision itself is not
+installed, its wheels want another torch) load through `pyburn.models.create` from ``.pth``
+and ``.safetensors`` and give that network's outputs on cpu and wgpu; one ONNX round trip per
+family agrees with onnxruntime. EfficientNet's stochastic depth drops whole samples in
+training and nothing in eval mode."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pyburn.onnx
 from pyburn import models
 from pyburn.backends import wgpu
 from pyburn.errors import ArgumentError, ShapeError
-from pyburn.models.convnets import IMAGENET
+from pyburn.models.convnets import IMAGENET, StochasticDepth
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
@@ -28,7 +30,8 @@ from pyburn.bench.torch_zoo import REFERENCES, TorchSqueezeNet  # noqa: E402
 #: torchvision's documented parameter counts of the published models (1,000 classes)
 PUBLISHED_PARAMS = {"resnet18": 11_689_512, "resnet34": 21_797_672, "resnet50": 25_557_032,
                     "mobilenet_v2": 3_504_872, "squeezenet1_0": 1_248_424,
-                    "squeezenet1_1": 1_235_496}
+                    "squeezenet1_1": 1_235_496, "mobilenet_v3_small": 2_542_856,
+                    "mobilenet_v3_large": 5_483_032, "efficientnet_b0": 5_288_548}
 #: keys every torchvision checkpoint of the model has, spelled out
 KNOWN_KEYS = {
     "resnet18": ["conv1.weight", "bn1.running_var", "layer1.1.conv2.weight",
@@ -45,10 +48,25 @@ KNOWN_KEYS = {
                       "features.12.expand3x3.bias", "classifier.1.weight"],
     "squeezenet1_1": ["features.0.weight", "features.6.expand1x1.weight",
                       "features.12.expand3x3.weight", "classifier.1.bias"],
+    "mobilenet_v3_small": ["features.0.1.running_var", "features.1.block.0.0.weight",
+                           "features.1.block.1.fc1.weight", "features.1.block.1.fc2.bias",
+                           "features.1.block.2.1.running_mean",
+                           "features.4.block.2.fc1.bias", "features.12.0.weight",
+                           "classifier.0.weight", "classifier.3.bias"],
+    "mobilenet_v3_large": ["features.1.block.1.1.weight", "features.2.block.0.0.weight",
+                           "features.4.block.2.fc2.weight", "features.16.1.bias",
+                           "classifier.3.weight"],
+    "efficientnet_b0": ["features.0.0.weight", "features.1.0.block.0.0.weight",
+                        "features.1.0.block.1.fc1.weight", "features.1.0.block.2.1.running_var",
+                        "features.2.0.block.0.0.weight", "features.6.3.block.2.fc2.bias",
+                        "features.6.3.block.3.1.bias", "features.8.0.weight",
+                        "classifier.1.weight"],
 }
 #: the small configuration each model is tested in (narrow ResNets, 10 classes)
 CONFIGS = {"resnet18": {"width": 8}, "resnet34": {"width": 8}, "resnet50": {"width": 8},
-           "mobilenet_v2": {"width_mult": 0.35}, "squeezenet1_0": {}, "squeezenet1_1": {}}
+           "mobilenet_v2": {"width_mult": 0.35}, "squeezenet1_0": {}, "squeezenet1_1": {},
+           "mobilenet_v3_small": {"width_mult": 0.5}, "mobilenet_v3_large": {"width_mult": 0.25},
+           "efficientnet_b0": {"width_mult": 0.25, "depth_mult": 0.5}}
 CLASSES = 10
 DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
     wgpu.unavailable_reason() is not None, reason="no wgpu adapter"))]
@@ -133,7 +151,8 @@ def test_torchvision_weights_give_torchvisions_outputs(name, on, published):
             assert_close(model(x).tolist(), expected, f"{name} from {path.name} on {on}")
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "squeezenet1_1"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "squeezenet1_1",
+                                  "mobilenet_v3_small", "efficientnet_b0"])
 def test_onnx_round_trip(name, published, tmp_path):
     _, safetensors, _ = published(name)
     model = models.create(name, weights=safetensors, device="cpu", num_classes=CLASSES,
@@ -162,6 +181,22 @@ def test_a_new_head_loads_the_rest(published):
     assert model(pyburn.zeros(1, 3, 32, 32, device="cpu")).shape == (1, 3)
     np.testing.assert_array_equal(np.array(model.layer4[1].conv2.weight.tolist()),
                                   reference("resnet18").layer4[1].conv2.weight.detach().numpy())
+
+
+def test_stochastic_depth_drops_whole_samples_in_training_only():
+    drop = StochasticDepth(0.5)  # a new module is in training mode
+    pyburn.manual_seed(0)
+    x = pyburn.ones(256, 3, 2, 2, device="cpu")
+    samples = {tuple(np.unique(sample)) for sample in np.array(drop(x).tolist())}
+    assert samples == {(0.0,), (2.0,)}  # whole samples dropped, the rest scaled by 1 / (1 - p)
+    assert drop.eval()(x) is x
+    with pytest.raises(ArgumentError, match=r"p must be a probability.*1\.5"):
+        StochasticDepth(1.5)
+    # EfficientNet's block k of K skips with probability 0.2 * k / K
+    model = models.create("efficientnet_b0", device="cpu", **CONFIGS["efficientnet_b0"])
+    blocks = [block for stage in range(1, 8) for block in model.features[stage]]
+    assert [b.stochastic_depth.p for b in blocks] == \
+        pytest.approx([0.2 * k / len(blocks) for k in range(len(blocks))])
 
 
 def test_entries_say_how_to_use_them():
