@@ -1,15 +1,17 @@
 """The model zoo's inference speed on the cpu device (issue 22), against PyTorch and
 onnxruntime on one thread, in the same run.
 
-Four zoo models with random (seeded) weights, batch 1: resnet18, mobilenet_v2 and
-squeezenet1_1 on a 3x224x224 image, all-minilm-l6-v2 on 32 tokens (a quick run: 64x64 and 8
-tokens). Two rows per model, in ms per forward:
+Seven zoo models with random (seeded) weights, batch 1: resnet18, mobilenet_v2,
+mobilenet_v3_small, efficientnet_b0 and squeezenet1_1 on a 3x224x224 image, yolox_nano on
+3x416x416, all-minilm-l6-v2 on 32 tokens (a quick run: 64x64 images and 8 tokens). Two rows
+per model, in ms per forward:
 
-- eager: ``create(name, device="cpu")`` in eval mode under ``no_grad`` against
-  the same network in PyTorch eager mode (``torch.set_num_threads(1)``) holding a copy of
-  pyburn's weights: `torch_zoo`'s networks of torchvision's layout for the image models,
-  transformers' ``BertModel`` of the same configuration, mean-pooled and L2-normalised as
-  the zoo's sentence encoder, for MiniLM. Goal: ratio at least 0.7.
+- eager: ``create(name, device="cpu")`` in eval mode under ``no_grad`` against the same
+  network in PyTorch eager mode (``torch.set_num_threads(1)``) holding a copy of pyburn's
+  weights: `torch_zoo`'s networks of torchvision's layout for the classifiers,
+  `torch_detector`'s for YOLOX, transformers' ``BertModel`` of the same configuration,
+  mean-pooled and L2-normalised as the zoo's sentence encoder, for MiniLM. Goal: ratio at
+  least 0.7.
 - onnx: the model exported by ``pyburn.onnx.export`` and run by ``pyburn.onnx.load`` on cpu
   against an onnxruntime session of the same file with ``intra_op_num_threads=1``. Goal:
   ratio at least 0.5.
@@ -41,10 +43,13 @@ from .timing import Settings, measure
 
 EAGER = Target("ratio", at_least=True, bound=0.7)
 ONNX = Target("ratio", at_least=True, bound=0.5)
-VISION = ("resnet18", "mobilenet_v2", "squeezenet1_1")
+VISION = ("resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1")
+#: the detector, at YOLOX's own input side (a quick run: 64)
+DETECTOR = "yolox_nano"
 MINILM = "all-minilm-l6-v2"
 #: (image side, tokens) of a full run and of a quick one
 SIZES = {False: (224, 32), True: (64, 8)}
+DETECTOR_SIDES = {False: 416, True: 64}
 
 
 def _torch_state(model: Module, torch: Any) -> dict[str, Any]:
@@ -54,10 +59,13 @@ def _torch_state(model: Module, torch: Any) -> dict[str, Any]:
 
 def _vision(name: str, side: int, torch: Any) -> tuple[Any, Callable[[], Any], tuple[Any, ...]]:
     """The zoo's `name`, its PyTorch twin's forward on the same image, and the image."""
-    from .torch_zoo import REFERENCES  # import time: torch loads for this family only
+    # import time: torch loads for this family only
+    from .torch_detector import TorchYOLOX
+    from .torch_zoo import REFERENCES
 
     model = create(name, device="cpu")
-    twin = REFERENCES[name](1000)
+    # YOLOX-Nano: depth 0.33, width 0.25, depthwise
+    twin = TorchYOLOX(0.33, 0.25, 80, True) if name == DETECTOR else REFERENCES[name](1000)
     twin.load_state_dict(_torch_state(model, torch))
     twin.eval()
     image = pyburn.randn(1, 3, side, side, device="cpu")
@@ -130,10 +138,11 @@ def measure_cpu(settings: Settings) -> list[Row]:
     torch.set_num_threads(1)
     try:
         rows = []
-        for name in VISION:
+        for name, at in [(name, side) for name in VISION] + [(DETECTOR, DETECTOR_SIDES[
+                settings.quick])]:
             pyburn.manual_seed(0)
-            rows += _rows(name, f"1x3x{side}x{side}", _vision(name, side, torch), settings,
-                          torch, ort)
+            rows += _rows(name, f"1x3x{at}x{at}", _vision(name, at, torch), settings, torch,
+                          ort)
         pyburn.manual_seed(0)
         rows += _rows(MINILM, f"1x{tokens} tokens", _minilm(tokens, torch, transformers),
                       settings, torch, ort)
@@ -150,6 +159,7 @@ def missing() -> str | None:
 
 
 BENCHMARKS = (
-    Benchmark("models", "cpu", "the zoo's ResNet-18, MobileNetV2, SqueezeNet 1.1, MiniLM: eager "
-              "vs PyTorch, ONNX vs onnxruntime (1 thread)", measure_cpu, requires=missing),
+    Benchmark("models", "cpu", "the zoo's ResNet-18, MobileNetV2/V3, EfficientNet-B0, "
+              "SqueezeNet 1.1, YOLOX-Nano, MiniLM: eager vs PyTorch, ONNX vs onnxruntime "
+              "(1 thread)", measure_cpu, requires=missing),
 )

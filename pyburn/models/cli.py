@@ -22,9 +22,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _main(args: argparse.Namespace) -> int:
     rows = describe(list_models(args.task))
-    width = max((len(row["name"]) for row in rows), default=4)
-    task_width = max((len(row["task"]) for row in rows), default=4)
+    columns = ("name", "task", "weights")
+    widths = {c: max((len(row[c]) for row in rows), default=0) for c in columns}
     for row in rows:
-        print(f"{row['name']:<{width}}  {row['task']:<{task_width}}  "
-              f"{row['weights']:<12}  {row['description']}")
+        print("  ".join(f"{row[c]:<{widths[c]}}" for c in columns), row["description"],
+              sep="  ")
     return 0

@@ -123,8 +123,10 @@ class StochasticDepth(Module):
         return f"p={self.p}, mode=row"
 
 
-def register_classifier(name: str, build: Callable[..., Module], description: str) -> None:
+def register_classifier(name: str, build: Callable[..., Module], description: str,
+                        preprocessing: Preprocessing = IMAGENET) -> None:
     """Register `build` as `name`: an ImageNet classifier whose weights are torchvision's
-    (their keys are the model's own, so no remapping), with ImageNet's preprocessing."""
+    (their keys are the model's own, so no remapping), with ImageNet's preprocessing unless
+    the weights were evaluated with another."""
     register(ModelEntry(name, build, "image-classification", description,
-                        weights_from="torchvision", preprocessing=IMAGENET))
+                        weights_from="torchvision", preprocessing=preprocessing))

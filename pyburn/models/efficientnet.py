@@ -8,6 +8,7 @@ keys: ``features.0`` (the stem), ``features.1`` ... ``features.7`` (the seven st
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from .._tensor import Tensor
@@ -16,7 +17,13 @@ from ..nn.containers import Sequential
 from ..nn.dropout import Dropout
 from ..nn.linear import Linear
 from ..nn.module import Module
-from .convnets import SqueezeExcitation, check_images, conv_bn, register_classifier
+from .convnets import (
+    IMAGENET,
+    SqueezeExcitation,
+    check_images,
+    conv_bn,
+    register_classifier,
+)
 from .mobilenet import make_divisible
 from .mobilenet_v3 import MBConv
 
@@ -85,7 +92,8 @@ class EfficientNet(Module):
 def _register() -> None:
     """EfficientNet-B0 in the zoo, for torchvision's weights."""
     register_classifier("efficientnet_b0", EfficientNet, "EfficientNet-B0 (MBConv, "
-                        "squeeze-excitation, SiLU), 5.3 M parameters, torchvision's layout")
+                        "squeeze-excitation, SiLU), 5.3 M parameters, torchvision's layout",
+                        replace(IMAGENET, interpolation="bicubic"))
 
 
 _register()

@@ -15,7 +15,7 @@ its prompt alone would get.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -222,7 +222,8 @@ def generate(model: CausalLM, input_ids: Tensor | Sequence[Sequence[int]],
              pad_token_id: int | None = None, strategy: str = "greedy",
              temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
              generator: Generator | None = None,
-             eos_token_id: int | Sequence[int] | None = None) -> Tensor:
+             eos_token_id: int | Sequence[int] | None = None,
+             on_token: Callable[[Tensor], None] | None = None) -> Tensor:
     """The prompts `input_ids` followed by up to `max_new_tokens` tokens of `model`, chosen by
     ``Sampler(strategy, temperature, top_k, top_p)`` with the random numbers of `generator`
     (the default generator when None).
@@ -240,7 +241,9 @@ def generate(model: CausalLM, input_ids: Tensor | Sequence[Sequence[int]],
     finished: its later tokens are `pad_token_id` (the first end id when None), and generation
     stops when every row is finished. Returns the ids, prompt and its padding included, with
     the prompt's rank and dtype (int32 (N, L + new) for lists); nothing is recorded for
-    autodiff.
+    autodiff. `on_token`, when given, is called with each step's new tokens (N,) as soon as
+    they are chosen, before the next step runs: a page or a terminal can show the text as it
+    comes (streaming).
 
     >>> import pyburn
     >>> from pyburn.models.llama import LlamaConfig, LlamaForCausalLM
@@ -290,6 +293,8 @@ def generate(model: CausalLM, input_ids: Tensor | Sequence[Sequence[int]],
                     done = done | (token == other)
                 finished = done if finished is None else finished | done
             tokens.append(token.unsqueeze(1))
+            if on_token is not None:
+                on_token(token)
             ended = finished is not None and bool(finished.all().item())
             logits = None if ended or len(tokens) == max_new_tokens else \
                 model(tokens[-1], cache=cache)

@@ -26,24 +26,12 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..nn.module import Module
+from .preprocessing import Preprocessing
 
 #: (regex, replacement) pairs from a published file's keys to the model's
 KeyRemap = tuple[tuple[str, str], ...]
 #: what the zoo's models do
 TASKS = ("image-classification", "object-detection", "sentence-embedding", "text-generation")
-
-
-@dataclass(frozen=True)
-class Preprocessing:
-    """What an input needs before the model: images resized so that their shorter side is
-    `resize`, cut to `crop` x `crop` in the middle, scaled to [0, 1] and normalised by
-    `mean` and `std` per channel (torchvision's and timm's convention); for text models,
-    nothing here (their tokenizer is their preprocessing)."""
-
-    resize: int | None = None
-    crop: int | None = None
-    mean: tuple[float, ...] = ()
-    std: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,14 @@ from ..ops.movement import cat
 from .convnets import check_images
 from .registry import KeyRemap, ModelEntry, Preprocessing, register
 
-#: timm's recipe for its ViT weights: shorter side to 248 (224 / crop_pct 0.9; timm resizes
-#: bicubically), the middle 224 x 224, each channel mapped from [0, 1] to [-1, 1]
-TIMM_VIT = Preprocessing(resize=248, crop=224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
-#: transformers' ViTImageProcessor for google/vit-base-patch16-224: 224 x 224 (it resizes the
-#: whole image to that square, without a crop), channels mapped to [-1, 1]
-TRANSFORMERS_VIT = Preprocessing(resize=224, crop=224, mean=(0.5, 0.5, 0.5),
-                                 std=(0.5, 0.5, 0.5))
+#: timm's recipe for its ViT weights: shorter side to 248 (224 / crop_pct 0.9), bicubic, the
+#: middle 224 x 224, each channel mapped from [0, 1] to [-1, 1]
+TIMM_VIT = Preprocessing(resize=248, crop=224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
+                         interpolation="bicubic")
+#: transformers' ViTImageProcessor for google/vit-base-patch16-224: the whole image resized to
+#: 224 x 224 (no crop), channels mapped to [-1, 1]
+TRANSFORMERS_VIT = Preprocessing(resize=224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5),
+                                 keep_aspect=False)
 
 #: from the keys of transformers' ViTForImageClassification files onto those of a
 #: ``VisionTransformer(fused_qkv=False)``: the layout the Hub's files (and ``save_pretrained``)

@@ -15,11 +15,10 @@ from pyburn.errors import ArgumentError, DTypeError, ShapeError
 from pyburn.models import BertConfig, SentenceEncoder, create, mean_pooling
 from pyburn.models.bert import ACTIVATIONS
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
-transformers = pytest.importorskip("transformers")
-safetensors_torch = pytest.importorskip("safetensors.torch")
-ort = pytest.importorskip("onnxruntime")
+from .zoo_checks import DEVICES, assert_close, require, save_weights
+
+torch, np, transformers, ort, _ = require("torch", "numpy", "transformers", "onnxruntime",
+                                          "safetensors.torch")
 
 TINY = {"vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
         "intermediate_size": 64}
@@ -27,14 +26,6 @@ TINY = {"vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2, "num_atten
 IDS = [[2, 15, 27, 33, 9, 41, 3], [2, 8, 19, 3, 0, 0, 0]]
 MASK = [[1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0, 0]]
 TYPES = [[0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1, 0, 0, 0]]
-
-
-def close(ours: pyburn.Tensor, theirs, err_msg: str = "") -> None:
-    """Equal within rtol 1e-4 and an atol of 1e-5 times the reference's largest value."""
-    expected = theirs.detach().numpy()
-    np.testing.assert_allclose(np.array(ours.tolist()), expected, rtol=1e-4,
-                               atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               err_msg=err_msg)
 
 
 def batch(device, rows: tuple[list[list[int]], ...] = (IDS, MASK, TYPES)):
@@ -61,27 +52,26 @@ def reference(tmp_path_factory):
     torch.manual_seed(0)
     model = transformers.BertModel(transformers.BertConfig(**TINY)).eval()
     folder = tmp_path_factory.mktemp("bert")
-    torch.save(model.state_dict(), folder / "model.pth")
-    safetensors_torch.save_file(model.state_dict(), str(folder / "model.safetensors"))
+    save_weights(model.state_dict(), folder, "model")
     model.config.to_json_file(str(folder / "config.json"))
     return model, folder, run(model)
 
 
-@pytest.mark.parametrize("on", ["cpu", "wgpu"])  # not `device`: conftest's would add flex
+@pytest.mark.parametrize("on", DEVICES)  # not `device`: conftest's would add flex
 def test_matches_transformers_from_both_files(reference, on):
     model, folder, out = reference
     ids, mask, types = batch(on)
     for file in ("model.pth", "model.safetensors"):
         bert = create("bert-base", weights=folder / file, device=on, **TINY)
         hidden = bert(ids, mask, types)
-        close(hidden, out.last_hidden_state, file)
-        close(bert.pooler(hidden), out.pooler_output, file)
+        assert_close(hidden, out.last_hidden_state, file)
+        assert_close(bert.pooler(hidden), out.pooler_output, file)
     # sentence-transformers' all-MiniLM-L6-v2 pipeline: mean over the real tokens, then L2
     pooled = masked_mean(out.last_hidden_state)
     encoder = create("all-minilm-l6-v2", weights=folder / "model.safetensors", device=on,
                      **TINY)
-    close(encoder(ids, mask, types), torch.nn.functional.normalize(pooled, dim=1))
-    close(mean_pooling(hidden, mask), pooled)
+    assert_close(encoder(ids, mask, types), torch.nn.functional.normalize(pooled, dim=1))
+    assert_close(mean_pooling(hidden, mask), pooled)
 
 
 def test_task_model_and_older_files_load_strictly(reference, tmp_path):
@@ -99,7 +89,7 @@ def test_task_model_and_older_files_load_strictly(reference, tmp_path):
     path = tmp_path / "pretraining.pth"
     torch.save(state, path)
     bert = create("bert-base", weights=path, device="cpu", **TINY)
-    close(bert(*batch("cpu")), run(pretraining.bert).last_hidden_state)
+    assert_close(bert(*batch("cpu")), run(pretraining.bert).last_hidden_state)
 
     missing = {k: v for k, v in state.items() if k != "bert.pooler.dense.bias"}
     foreign = {**state, "classifier.weight": torch.zeros(2, 32)}
@@ -121,7 +111,7 @@ def test_options_reach_the_constructor(reference):
                      strict=False, **options)
     assert encoder.pooler is None and "pooler.dense.weight" not in encoder.state_dict()
     ids, mask, types = batch("cpu")
-    close(encoder(ids, mask, types), masked_mean(out.last_hidden_state))
+    assert_close(encoder(ids, mask, types), masked_mean(out.last_hidden_state))
 
 
 def test_config_reads_transformers_config_json(reference):
@@ -148,8 +138,8 @@ def test_bad_configs_are_refused(config, match):
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_activations_are_transformers(name):
     x = torch.linspace(-4.0, 4.0, 41)
-    close(ACTIVATIONS[name](pyburn.tensor(x.tolist(), device="cpu")),
-          transformers.activations.ACT2FN[name](x))
+    assert_close(ACTIVATIONS[name](pyburn.tensor(x.tolist(), device="cpu")),
+                 transformers.activations.ACT2FN[name](x))
 
 
 def test_registered_minilm_has_all_minilm_l6_v2_sizes():
@@ -183,8 +173,8 @@ def test_onnx_round_trip_with_dynamic_batch_and_length(reference, tmp_path):
     expected = torch.tensor(encoder(*other).tolist())
     session = ort.InferenceSession(str(path))
     feeds = {n: np.array(t.tolist(), dtype=np.int32) for n, t in zip(names, other)}
-    close(pyburn.tensor(session.run(None, feeds)[0].tolist(), device="cpu"), expected)
-    close(pyburn.onnx.load(path, device="cpu")(*other), expected)
+    assert_close(pyburn.tensor(session.run(None, feeds)[0].tolist(), device="cpu"), expected)
+    assert_close(pyburn.onnx.load(path, device="cpu")(*other), expected)
 
 
 def test_misuse_is_named():

@@ -30,12 +30,13 @@ from pyburn.models.llama import (
     rope_frequencies,
 )
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
-transformers = pytest.importorskip("transformers")
-stats = pytest.importorskip("scipy.stats")
+from . import zoo_checks
+from .zoo_checks import DEVICES, require
 
-DEVICES = ("cpu", "wgpu")
+torch, np, transformers, stats = require("torch", "numpy", "transformers", "scipy.stats")
+
+#: the shared tolerance, its atol 1e-5 times the logits' largest magnitude (no floor of 1)
+assert_close = functools.partial(zoo_checks.assert_close, floor=0.0)
 TINY = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
 LLAMA3_ROPE = {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
@@ -101,11 +102,6 @@ def torch_generate(name: str, ids: list[list[int]], mask: list[list[int]], **opt
         return reference(name)[0].generate(
             torch.tensor(ids), attention_mask=torch.tensor(mask), do_sample=False,
             **options).tolist()
-
-
-def assert_close(actual, expected):
-    np.testing.assert_allclose(actual, expected, rtol=1e-4,
-                               atol=1e-5 * float(np.abs(expected).max()))
 
 
 # ---- configuration ---------------------------------------------------------------------------
@@ -269,6 +265,19 @@ def test_eos_stops_each_row_as_transformers_does():
             max_new_tokens=20, do_sample=False, eos_token_id=stops, pad_token_id=stops[0])
     assert ours.tolist() == theirs.tolist()
     assert ours.shape[1] <= start + 8
+
+
+def test_on_token_streams_each_step():
+    """on_token is given each step's tokens (N,) in turn: together they are the generated
+    part, a finished row's repeated end token included."""
+    model = created("tinyllama-1.1b", "cpu")
+    prompt = pyburn.tensor(PROMPT, device="cpu")
+    start = len(PROMPT[0])
+    stop = generate(model, prompt, 12).tolist()[0][start + 3]
+    steps = []
+    out = generate(model, prompt, 12, eos_token_id=stop,
+                   on_token=lambda tokens: steps.append(tokens.tolist()))
+    assert [list(row) for row in zip(*steps)] == [row[start:] for row in out.tolist()]
 
 
 @pytest.mark.parametrize("on", DEVICES)  # not `device`: conftest's would add flex

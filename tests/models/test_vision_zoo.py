@@ -9,19 +9,25 @@ training and nothing in eval mode."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import pyburn
-import pyburn.onnx
 from pyburn import models
-from pyburn.backends import wgpu
 from pyburn.errors import ArgumentError, ShapeError
 from pyburn.models.convnets import IMAGENET, StochasticDepth
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
-ort = pytest.importorskip("onnxruntime")
-safetensors_torch = pytest.importorskip("safetensors.torch")
+from .zoo_checks import (
+    DEVICES,
+    assert_files_give_outputs,
+    assert_onnx_round_trip,
+    images,
+    published_weights,
+    require,
+)
+
+torch, np, _, _ = require("torch", "numpy", "onnxruntime", "safetensors.torch")
 tnn = torch.nn
 
 # the PyTorch networks of torchvision's layout (torchvision is not installed)
@@ -68,8 +74,6 @@ CONFIGS = {"resnet18": {"width": 8}, "resnet34": {"width": 8}, "resnet50": {"wid
            "mobilenet_v3_small": {"width_mult": 0.5}, "mobilenet_v3_large": {"width_mult": 0.25},
            "efficientnet_b0": {"width_mult": 0.25, "depth_mult": 0.5}}
 CLASSES = 10
-DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
-    wgpu.unavailable_reason() is not None, reason="no wgpu adapter"))]
 
 
 def reference(name: str):
@@ -90,40 +94,12 @@ def reference(name: str):
     return net.eval()
 
 
-def images(seed: int = 0):
-    """A batch of two 32x32 images, in torch and as numpy."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(2, 3, 32, 32, generator=gen)
-    return x, x.numpy()
-
-
-def assert_close(actual, expected, what):
-    expected = np.asarray(expected)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=1e-4,
-                               atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               err_msg=what)
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """name -> (.pth path, .safetensors path, reference outputs): each model's weights saved
-    once as torchvision would publish them, with the reference network's outputs."""
-    made = {}
-
-    def get(name):
-        if name not in made:
-            net = reference(name)
-            folder = tmp_path_factory.mktemp(name)
-            state = net.state_dict()
-            torch.save(state, folder / f"{name}.pth")
-            safetensors_torch.save_file({k: v.contiguous() for k, v in state.items()},
-                                        folder / f"{name}.safetensors")
-            with torch.no_grad():
-                expected = net(images()[0]).numpy()
-            made[name] = (folder / f"{name}.pth", folder / f"{name}.safetensors", expected)
-        return made[name]
-
-    return get
+    once as torchvision would publish them, with the reference network's outputs on two
+    32x32 `images()`."""
+    return published_weights(tmp_path_factory, reference, images()[0])
 
 
 @pytest.mark.parametrize("name", PUBLISHED_PARAMS)
@@ -143,12 +119,8 @@ def test_sizes_and_keys_are_torchvisions(name):
 @pytest.mark.parametrize("name", CONFIGS)
 def test_torchvision_weights_give_torchvisions_outputs(name, on, published):
     pth, safetensors, expected = published(name)
-    x = pyburn.tensor(images()[1], device=on)
-    for path in (pth, safetensors):
-        model = models.create(name, weights=path, device=on, num_classes=CLASSES,
-                              **CONFIGS[name])
-        with pyburn.no_grad():
-            assert_close(model(x).tolist(), expected, f"{name} from {path.name} on {on}")
+    assert_files_give_outputs(name, (pth, safetensors), on, images()[1], expected,
+                              num_classes=CLASSES, **CONFIGS[name])
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "squeezenet1_1",
@@ -157,17 +129,7 @@ def test_onnx_round_trip(name, published, tmp_path):
     _, safetensors, _ = published(name)
     model = models.create(name, weights=safetensors, device="cpu", num_classes=CLASSES,
                           **CONFIGS[name])
-    x_np = images(seed=1)[1]
-    x = pyburn.tensor(x_np, device="cpu")
-    path = tmp_path / f"{name}.onnx"
-    pyburn.onnx.export(model, x, path)
-    with pyburn.no_grad():
-        ours = np.array(model(x).tolist())
-        again = np.array(pyburn.onnx.load(path, device="cpu")(x).tolist())
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (theirs,) = session.run(None, {session.get_inputs()[0].name: x_np})
-    assert_close(again, ours, f"{name}: pyburn.onnx.load")
-    assert_close(theirs, ours, f"{name}: onnxruntime")
+    assert_onnx_round_trip(model, images(seed=1)[1], tmp_path / f"{name}.onnx", name)
 
 
 def test_a_new_head_loads_the_rest(published):
@@ -203,8 +165,11 @@ def test_entries_say_how_to_use_them():
     assert set(PUBLISHED_PARAMS) <= set(models.list_models("image-classification"))
     for name in PUBLISHED_PARAMS:
         found = models.entry(name)
+        # torchvision evaluated EfficientNet's weights with bicubic resizing
+        recipe = replace(IMAGENET, interpolation="bicubic" if name == "efficientnet_b0"
+                         else "bilinear")
         assert (found.weights_from, found.key_remap, found.labels, found.preprocessing) == \
-            ("torchvision", (), (), IMAGENET), name
+            ("torchvision", (), (), recipe), name
     assert (IMAGENET.resize, IMAGENET.crop) == (256, 224)
     assert IMAGENET.mean == (0.485, 0.456, 0.406) and IMAGENET.std == (0.229, 0.224, 0.225)
 

@@ -15,18 +15,22 @@ from __future__ import annotations
 import pytest
 
 import pyburn
-import pyburn.onnx
 from pyburn import models
-from pyburn.backends import wgpu
 from pyburn.errors import ArgumentError, ShapeError
 from pyburn.models import VisionTransformer
 from pyburn.models.vit import TIMM_VIT, TRANSFORMERS_KEYS, TRANSFORMERS_VIT
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
-transformers = pytest.importorskip("transformers")
-safetensors_torch = pytest.importorskip("safetensors.torch")
-ort = pytest.importorskip("onnxruntime")
+from .zoo_checks import (
+    DEVICES,
+    assert_files_give_outputs,
+    assert_onnx_round_trip,
+    images,
+    require,
+    save_weights,
+)
+
+torch, transformers, safetensors_torch, _ = require("torch", "transformers",
+                                                    "safetensors.torch", "onnxruntime")
 
 #: the tiny configuration, in pyburn's names and in transformers'
 TINY = {"image_size": 32, "patch_size": 8, "dim": 32, "depth": 2, "heads": 2,
@@ -34,23 +38,8 @@ TINY = {"image_size": 32, "patch_size": 8, "dim": 32, "depth": 2, "heads": 2,
 HF_TINY = {"image_size": 32, "patch_size": 8, "hidden_size": 32, "num_hidden_layers": 2,
            "num_attention_heads": 2, "intermediate_size": 128, "layer_norm_eps": 1e-6,
            "hidden_act": "gelu", "num_labels": 10}
-DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
-    wgpu.unavailable_reason() is not None, reason="no wgpu adapter"))]
 #: the zoo's entry for each publisher's layout
 ENTRIES = {"transformers": "vit-base-patch16-224", "timm": "vit_tiny_patch16_224"}
-
-
-def images(seed: int = 0):
-    """A batch of two 32x32 images, in torch and as numpy."""
-    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(seed))
-    return x, x.numpy()
-
-
-def assert_close(actual, expected, what):
-    expected = np.asarray(expected)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=1e-4,
-                               atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               err_msg=what)
 
 
 def timm_layout(hf: dict) -> dict:
@@ -98,11 +87,8 @@ def published(tmp_path_factory):
     model.save_pretrained(folder)  # the Hub's layout: vit.encoder.layer.N.attention...
     hf = safetensors_torch.load_file(folder / "model.safetensors")
     files = {"transformers": [folder / "model.safetensors", folder / "pytorch_model.pth"],
-             "timm": [folder / "timm.pth", folder / "timm.safetensors"]}
+             "timm": list(save_weights(timm_layout(hf), folder, "timm"))}
     torch.save(hf, files["transformers"][1])
-    timm = timm_layout(hf)
-    torch.save(timm, files["timm"][0])
-    safetensors_torch.save_file(timm, files["timm"][1])
     torch.save(model.state_dict(), folder / "state_dict.pth")  # transformers 5's own names
     with torch.no_grad():
         logits = model(pixel_values=images()[0]).logits.numpy()
@@ -138,12 +124,8 @@ def test_published_sizes_keys_and_preprocessing():
 @pytest.mark.parametrize("on", DEVICES)  # not `device`: conftest's would add flex
 def test_both_publishers_files_give_transformers_logits(published, on):
     _, _, files, logits = published
-    x = pyburn.tensor(images()[1], device=on)
     for layout, paths in files.items():
-        for path in paths:
-            model = models.create(ENTRIES[layout], weights=path, device=on, **TINY)
-            with pyburn.no_grad():
-                assert_close(model(x).tolist(), logits, f"{path.name} on {on}")
+        assert_files_give_outputs(ENTRIES[layout], paths, on, images()[1], logits, **TINY)
 
 
 def test_transformers_5_state_dict_loads(published):
@@ -151,28 +133,15 @@ def test_transformers_5_state_dict_loads(published):
     q_proj``, ...: not the Hub's names) loads through the same key remapping."""
     model, folder, _, logits = published
     assert "vit.layers.0.attention.q_proj.weight" in model.state_dict()
-    vit = models.create("vit-base-patch16-224", weights=folder / "state_dict.pth",
-                        device="cpu", **TINY)
-    with pyburn.no_grad():
-        assert_close(vit(pyburn.tensor(images()[1], device="cpu")).tolist(), logits,
-                     "state_dict.pth")
+    assert_files_give_outputs("vit-base-patch16-224", [folder / "state_dict.pth"], "cpu",
+                              images()[1], logits, **TINY)
 
 
 def test_onnx_round_trip(published, tmp_path):
     _, _, files, _ = published
     model = models.create("vit_tiny_patch16_224", weights=files["timm"][1], device="cpu",
                           **TINY)
-    x_np = images(seed=1)[1]
-    x = pyburn.tensor(x_np, device="cpu")
-    path = tmp_path / "vit.onnx"
-    pyburn.onnx.export(model, x, path)
-    with pyburn.no_grad():
-        ours = np.array(model(x).tolist())
-        again = np.array(pyburn.onnx.load(path, device="cpu")(x).tolist())
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (theirs,) = session.run(None, {session.get_inputs()[0].name: x_np})
-    assert_close(again, ours, "pyburn.onnx.load")
-    assert_close(theirs, ours, "onnxruntime")
+    assert_onnx_round_trip(model, images(seed=1)[1], tmp_path / "vit.onnx")
 
 
 def test_misuse_is_named(published):

@@ -12,17 +12,21 @@ from __future__ import annotations
 import pytest
 
 import pyburn
-import pyburn.onnx
 from pyburn import models
-from pyburn.backends import wgpu
 from pyburn.errors import ArgumentError, ShapeError
 from pyburn.models.yolox import COCO_CLASSES, letterbox
 
-torch = pytest.importorskip("torch")
-np = pytest.importorskip("numpy")
-cv2 = pytest.importorskip("cv2")
-ort = pytest.importorskip("onnxruntime")
-safetensors_torch = pytest.importorskip("safetensors.torch")
+from . import zoo_checks
+from .zoo_checks import (
+    DEVICES,
+    assert_close,
+    assert_files_give_outputs,
+    assert_onnx_round_trip,
+    published_weights,
+    require,
+)
+
+torch, np, cv2, _, _ = require("torch", "numpy", "cv2", "onnxruntime", "safetensors.torch")
 
 # the PyTorch network of the official layout (the YOLOX repository is not installed)
 from pyburn.bench.torch_detector import TorchYOLOX  # noqa: E402
@@ -45,8 +49,6 @@ KNOWN_KEYS = {
 }
 #: the small configuration the models are tested in: 8 stem channels, 4 classes, 64x64
 WIDTH, CLASSES, SIZE = 0.125, 4, 64
-DEVICES = ["cpu", pytest.param("wgpu", marks=pytest.mark.skipif(
-    wgpu.unavailable_reason() is not None, reason="no wgpu adapter"))]
 
 
 def reference(name: str):
@@ -69,16 +71,8 @@ def reference(name: str):
 
 
 def images(seed: int = 0, count: int = 2):
-    """`count` images, in torch and as numpy."""
-    x = torch.randn(count, 3, SIZE, SIZE, generator=torch.Generator().manual_seed(seed))
-    return x, x.numpy()
-
-
-def assert_close(actual, expected, what):
-    expected = np.asarray(expected)
-    np.testing.assert_allclose(np.asarray(actual), expected, rtol=1e-4,
-                               atol=1e-5 * max(1.0, float(np.abs(expected).max())),
-                               err_msg=what)
+    """`count` SIZE x SIZE images, in torch and as numpy."""
+    return zoo_checks.images(seed, count, SIZE)
 
 
 def create(name, weights, on):
@@ -88,23 +82,9 @@ def create(name, weights, on):
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     """name -> (.pth path, .safetensors path, reference outputs): each model's weights saved
-    once as the YOLOX repository saves them, with the reference network's outputs."""
-    made = {}
-
-    def get(name):
-        if name not in made:
-            net = reference(name)
-            folder = tmp_path_factory.mktemp(name)
-            state = net.state_dict()
-            torch.save({"model": state}, folder / f"{name}.pth")
-            safetensors_torch.save_file({k: v.contiguous() for k, v in state.items()},
-                                        folder / f"{name}.safetensors")
-            with torch.no_grad():
-                expected = net(images()[0]).numpy()
-            made[name] = (folder / f"{name}.pth", folder / f"{name}.safetensors", expected)
-        return made[name]
-
-    return get
+    once as the YOLOX repository saves them (the .pth's state dict under "model"), with the
+    reference network's outputs on two `images()`."""
+    return published_weights(tmp_path_factory, reference, images()[0], pth_key="model")
 
 
 @pytest.mark.parametrize("name", PUBLISHED_PARAMS)
@@ -123,11 +103,8 @@ def test_sizes_and_keys_are_the_official_ones(name):
 @pytest.mark.parametrize("name", PUBLISHED_PARAMS)
 def test_official_weights_give_the_official_predictions(name, on, published):
     pth, safetensors, expected = published(name)
-    x = pyburn.tensor(images()[1], device=on)
-    for path in (pth, safetensors):
-        with pyburn.no_grad():
-            assert_close(create(name, path, on)(x).tolist(), expected,
-                         f"{name} from {path.name} on {on}")
+    assert_files_give_outputs(name, (pth, safetensors), on, images()[1], expected,
+                              num_classes=CLASSES, width=WIDTH)
 
 
 def opencv_detections(prediction, score_threshold, iou_threshold):
@@ -181,17 +158,7 @@ def test_letterbox_is_yoloxs_preprocessing():
 def test_onnx_round_trip(published, tmp_path):
     _, safetensors, _ = published("yolox_nano")
     model = create("yolox_nano", safetensors, "cpu")
-    x_np = images(seed=1)[1]
-    x = pyburn.tensor(x_np, device="cpu")
-    path = tmp_path / "yolox_nano.onnx"
-    pyburn.onnx.export(model, x, path)
-    with pyburn.no_grad():
-        ours = np.array(model(x).tolist())
-        again = np.array(pyburn.onnx.load(path, device="cpu")(x).tolist())
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (theirs,) = session.run(None, {session.get_inputs()[0].name: x_np})
-    assert_close(again, ours, "pyburn.onnx.load")
-    assert_close(theirs, ours, "onnxruntime")
+    assert_onnx_round_trip(model, images(seed=1)[1], tmp_path / "yolox_nano.onnx")
 
 
 def test_entries_say_how_to_use_them():
