@@ -261,10 +261,14 @@ def test_erf_float64_matches_math_erf_to_1e15():
 
 @pytest.mark.parametrize("dtype", [float16, float32], ids=ids)
 def test_erf_low_precision_is_rounded_from_float64(dtype):
-    x = np.linspace(-5, 5, 2001).astype(NUMPY_DTYPES[dtype])
+    """To 2**-32 of erf before rounding: math.erf rounded, but where that is within 1/256
+    ulp of halfway between two floats (one ulp off there, a few in 10,000 points)."""
+    x = np.linspace(-5, 5, 40001).astype(NUMPY_DTYPES[dtype])
     got = get(BE.unary("erf", put(x, dtype), dtype), dtype)
     want = np.array([math.erf(v) for v in x.tolist()]).astype(NUMPY_DTYPES[dtype])
-    assert (got == want).all()
+    bits = {float16: np.int16, float32: np.int32}[dtype]
+    ulps = np.abs(got.view(bits).astype(np.int64) - want.view(bits).astype(np.int64))
+    assert ulps.max() <= 1 and (ulps != 0).mean() < 1e-3
 
 
 # ---- transfer, creation, cast ------------------------------------------------------------

@@ -22,6 +22,13 @@ erf, without scipy
     otherwise cost ``x^2`` ulp. Arrays are processed in cache-sized chunks because each
     expansion is a few dozen passes over its data. Measured against ``math.erf``, the
     largest relative error is below 1e-15.
+
+    float32 and float16 results need far fewer bits: 21 terms and 15 levels keep the
+    float64 value within 2**-32 of erf's (measured on 400,001 points per method), 1/256 of
+    a float32 ulp, and ``x*x``'s rounding costs less than that, so the product goes
+    uncorrected. Their erf is then the float64 erf rounded, except where that lies within
+    1/256 ulp of halfway between two floats (at most one ulp off there), in about two
+    thirds of float64's work: GELU's erf is most of a small transformer's elementwise time.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ _SERIES_END = 2.0  # |x| below this uses the series, above it the continued frac
 _ONE_END = 6.0  # |x| from here on has erf(x) == +-1 in double precision
 _SERIES_TERMS = 30
 _FRACTION_DEPTH = 42
+_SERIES_TERMS_32, _FRACTION_DEPTH_32 = 21, 15  # enough for float32 and float16 results
 _CHUNK = 1 << 15  # elements per pass: the float64 temporaries stay in the L2 cache
 # Coefficient n of the series in u = 2x^2 is 1 / (1*3*...*(2n+1)), each correctly rounded.
 _SERIES = [1.0 / math.prod(range(1, 2 * n + 2, 2)) for n in range(_SERIES_TERMS + 1)]
@@ -42,9 +50,11 @@ _ONE_OVER_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _DEKKER_SPLIT = 134217729.0  # 2**27 + 1 splits a double into two 26-bit halves
 
 
-def _exp_neg_square(x: np.ndarray) -> np.ndarray:
-    """exp(-x*x) without the error of rounding x*x."""
+def _exp_neg_square(x: np.ndarray, exact: bool) -> np.ndarray:
+    """exp(-x*x), without the error of rounding x*x where `exact`."""
     square = x * x
+    if not exact:
+        return np.exp(-square)
     scaled = x * _DEKKER_SPLIT
     high = scaled - (scaled - x)
     low = x - high
@@ -54,42 +64,48 @@ def _exp_neg_square(x: np.ndarray) -> np.ndarray:
     return np.exp(-square) * (1.0 - square_error)
 
 
-def _erf_series(x: np.ndarray) -> np.ndarray:
-    """erf(x) for |x| < 2 by the series with positive terms."""
+def _erf_series(x: np.ndarray, terms: int, exact: bool) -> np.ndarray:
+    """erf(x) for |x| < 2 by the series with positive terms, to its `terms`-th."""
     u = 2.0 * x * x
-    total = np.full_like(x, _SERIES[-1])
-    for coefficient in reversed(_SERIES[:-1]):
+    total = np.full_like(x, _SERIES[terms])
+    for coefficient in reversed(_SERIES[:terms]):
         np.multiply(total, u, out=total)
         np.add(total, coefficient, out=total)
-    return _TWO_OVER_SQRT_PI * x * _exp_neg_square(x) * total
+    return _TWO_OVER_SQRT_PI * x * _exp_neg_square(x, exact) * total
 
 
-def _erfc_fraction(a: np.ndarray) -> np.ndarray:
-    """erfc(a) for 2 <= a < 6 by Laplace's continued fraction."""
+def _erfc_fraction(a: np.ndarray, depth: int, exact: bool) -> np.ndarray:
+    """erfc(a) for 2 <= a < 6 by Laplace's continued fraction, `depth` levels deep."""
     tail = a.copy()
-    for k in range(_FRACTION_DEPTH, 0, -1):
+    for k in range(depth, 0, -1):
         np.divide(k / 2.0, tail, out=tail)
         np.add(tail, a, out=tail)
-    return _exp_neg_square(a) * _ONE_OVER_SQRT_PI / tail
+    return _exp_neg_square(a, exact) * _ONE_OVER_SQRT_PI / tail
 
 
-def _erf_chunk(x: np.ndarray) -> np.ndarray:
-    """erf of a 1-d float64 array."""
-    out = np.sign(x)  # +-1 beyond _ONE_END, NaN stays NaN
+def _erf_chunk(x: np.ndarray, full: bool) -> np.ndarray:
+    """erf of a 1-d float64 array, to float64's precision where `full`, else to float32's."""
+    terms, depth = (_SERIES_TERMS, _FRACTION_DEPTH) if full else \
+        (_SERIES_TERMS_32, _FRACTION_DEPTH_32)
     size = np.abs(x)
+    if size.max(initial=0.0) < _SERIES_END:  # no NaN and all in the series' range: no masks
+        return _erf_series(x, terms, full)
+    out = np.sign(x)  # +-1 beyond _ONE_END, NaN stays NaN
     near = size < _SERIES_END
-    out[near] = _erf_series(x[near])
+    out[near] = _erf_series(x[near], terms, full)
     middle = (size >= _SERIES_END) & (size < _ONE_END)
-    out[middle] = np.copysign(1.0 - _erfc_fraction(size[middle]), x[middle])
+    out[middle] = np.copysign(1.0 - _erfc_fraction(size[middle], depth, full), x[middle])
     return out
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function, computed in float64 whatever the float dtype of `x`."""
+    """The error function, computed in float64 whatever the float dtype of `x` (to float64's
+    precision for float64, to float32's for the narrower dtypes)."""
+    full = np.asarray(x).dtype == np.float64
     flat = np.asarray(x, dtype=np.float64).reshape(-1)
     out = np.empty_like(flat)
     for start in range(0, flat.size, _CHUNK):
-        out[start:start + _CHUNK] = _erf_chunk(flat[start:start + _CHUNK])
+        out[start:start + _CHUNK] = _erf_chunk(flat[start:start + _CHUNK], full)
     return out.reshape(np.shape(x))
 
 
