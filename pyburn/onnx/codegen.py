@@ -3,9 +3,13 @@ same operator functions the interpreter runs (`pyburn.onnx.ops`), plus its weigh
 safetensors. The counterpart of burn-onnx's code generation, for Python.
 
 The code is printed from the loaded `OnnxModule` (so it sees the graph after the passes and
-constant folding): each parameter and buffer becomes one of the generated module's, each
-step one statement (with the inferred shapes of its results as a comment where they fit),
-each subgraph a nested function.
+constant folding): each parameter and buffer that a step reads becomes one of the generated
+module's, each step one statement (with the inferred shapes of its results as a comment where
+they fit), each subgraph a nested function. A constant that an operator reads only as Python
+ints (a Reshape's target, Unsqueeze's axes: inputs annotated `registry.Ints`) is written as
+them; the int64 tensors that remain are held, as the runner holds them, in the device's index
+dtype (`registry.index_dtype`), and the weights file loads through the runner's conversion
+(`tensors.load_weights`), so generated code runs wherever the runner does.
 """
 
 from __future__ import annotations
@@ -22,18 +26,22 @@ from typing import Any
 from .. import store
 from .._tensor import Tensor
 from ..backends import cpu
+from ..dtypes import int64
 from . import ir
 from .layers import Layer, raise_step
 from .passes import free_inputs
+from .program import folded
 from .proto import read
 from .runner import OnnxModule, Program, Step, constant_name
 
 #: binary operators whose Python operator has exactly ONNX's semantics
 _INFIX = {"Add": "+", "Sub": "-", "Mul": "*", "MatMul": "@"}
 #: names the generated code uses itself (builtins may be shadowed: it calls none)
-_RESERVED = {"self", "pyburn", "nn", "ops", "store", "device", "super", "cls", "classmethod"}
+_RESERVED = {"self", "pyburn", "nn", "ops", "tensors", "device", "super", "cls", "classmethod"}
 #: the longest line generated code has (ruff's limit)
 _WIDTH = 100
+#: the most elements a constant may have to be written as Python ints
+_MAX_LITERAL = 16
 
 
 class _Names:
@@ -68,8 +76,12 @@ class _Printer:
     def __init__(self, module: OnnxModule) -> None:
         self.module = module
         self.names = _Names()
-        #: tensors the generated module holds: attribute name -> tensor
+        #: tensors the generated module may hold: attribute name -> tensor
         self.state: dict[str, Tensor] = {}
+        #: the attribute names of those that the generated code reads
+        self.read: set[str] = set()
+        #: the constants among the values: ONNX name -> tensor
+        self.constants: dict[str, Tensor] = {}
         #: layers the generated module holds: attribute name -> Layer
         self.layers: dict[str, Layer] = {}
         #: the step each raised layer replaces -> the layer's attribute name
@@ -80,8 +92,7 @@ class _Printer:
         self.types.update(graph.value_info)
         for onnx_name, attr in module._slots.items():
             self.names.taken.add(attr)
-            self.names.of[onnx_name] = f"self.{attr}"
-            self.state[attr] = getattr(module, attr)
+            self.hold(onnx_name, attr, getattr(module, attr))
         self._raise_layers(module._program)
 
     def _raise_layers(self, program: Program) -> None:
@@ -107,10 +118,41 @@ class _Printer:
             for key, tensor in layer.state.items():
                 self.state[f"{attr}.{key}"] = tensor
 
+    def hold(self, onnx_name: str, attr: str, tensor: Tensor) -> None:
+        """Let the generated module's `attr` stand for the constant value `onnx_name` (it
+        holds the tensor once the code reads it)."""
+        self.names.of[onnx_name] = f"self.{attr}"
+        self.state[attr] = tensor
+        self.constants[onnx_name] = tensor
+
+    def held(self) -> dict[str, Tensor]:
+        """The tensors the generated module holds: its layers' and those its code reads."""
+        return {attr: t for attr, t in self.state.items() if "." in attr or attr in self.read}
+
     def constant(self, hint: str, value: Tensor) -> str:
         attr = self.names.new(constant_name(hint))
         self.state[attr] = value
+        self.read.add(attr)
         return f"self.{attr}"
+
+    def value(self, name: str) -> str:
+        """How the generated code reads the value `name`."""
+        text = self.names.of[name]
+        if text.startswith("self."):
+            self.read.add(text.removeprefix("self."))
+        return text
+
+    def argument(self, step: Step, position: int, name: str) -> str:
+        """How the generated code passes `step` its input `name` at `position`: a small
+        integer constant that the operator reads only as ints is written as them."""
+        if not name:
+            return "None"
+        tensor = self.constants.get(name)
+        if (tensor is not None and position in step.spec.static_inputs
+                and tensor.dtype.is_integer and tensor.ndim <= 1
+                and tensor.numel() <= _MAX_LITERAL):
+            return repr(tensor.tolist())
+        return self.value(name)
 
     def literal(self, key: str, value: Any) -> str:
         if isinstance(value, Tensor):
@@ -123,7 +165,7 @@ class _Printer:
         out = []
         # a subgraph's own initializers become buffers (the main graph's already are)
         for name, tensor in (program.constants() if nested else {}).items():
-            self.names.of[name] = self.constant(name, tensor)
+            self.hold(name, self.names.new(constant_name(name)), tensor)
         if nested:
             self.types.update(program.graph.value_info)
         for step in program.steps:
@@ -138,9 +180,9 @@ class _Printer:
             params = [self.names.bind(n, n) for n in sub.inputs]
             yield f"{indent}def {fn_name}({', '.join(params)}):"
             yield from self.body(sub, indent + "    ")
-            outs = ", ".join(self.names.of[n] for n in sub.outputs)
+            outs = ", ".join(self.value(n) for n in sub.outputs)
             yield f"{indent}    return [{outs}]"
-        args = [self.names.of[n] if n else "None" for n in node.inputs]
+        args = [self.argument(step, i, n) for i, n in enumerate(node.inputs)]
         while args and args[-1] == "None":
             args.pop()
         kwargs = [f"{k}={'self.device' if k == 'device' else self.literal(k, v)}"
@@ -148,9 +190,11 @@ class _Printer:
         kwargs += [f"{k}={fn_name}" for k, fn_name in bodies.items()]
         outputs = [self.names.bind(n, _snake(node.op_type)) if n else "_"
                    for n in node.outputs]
-        if id(step) in self.raised:
+        if step.spec.fn is folded:
+            call = self.literal("value", step.attrs["value"])
+        elif id(step) in self.raised:
             layer = self.layers[self.raised[id(step)]]
-            call = f"self.{self.raised[id(step)]}({self.names.of[layer.inputs[0]]})"
+            call = f"self.{self.raised[id(step)]}({self.value(layer.inputs[0])})"
         elif node.op_type in _INFIX and len(args) == 2 and not kwargs:
             call = f"{args[0]} {_INFIX[node.op_type]} {args[1]}"
         elif node.op_type == "Neg" and len(args) == 1:
@@ -217,7 +261,7 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
     program = module._program
     params = [printer.names.bind(n, n) for n in module.input_names]
     body = printer.body(program, "        ", nested=False)
-    outs = [printer.names.of[n] for n in program.outputs]
+    outs = [printer.value(n) for n in program.outputs]
     returns = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
     model = module.model
     producer = f", producer {model.producer_name}" if model.producer_name else ""
@@ -233,8 +277,8 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
         "from __future__ import annotations",
         "",
         "import pyburn",
-        "from pyburn import nn, store",
-        "from pyburn.onnx import ops",
+        "from pyburn import nn",
+        "from pyburn.onnx import ops, tensors",
         "",
         "",
         f"class {class_name}(nn.Module):",
@@ -248,11 +292,15 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
     for attr, layer in printer.layers.items():
         header.append(f"        self.{attr} = {layer.constructor()[:-1]}, device=device)"
                       if layer.args else f"        self.{attr} = nn.{layer.kind}(device=device)")
-    for attr, tensor in printer.state.items():
-        if "." in attr:
-            continue  # a layer's own
+    held = printer.held()
+    own = {attr: t for attr, t in held.items() if "." not in attr}  # not a layer's
+    if any(t.dtype is int64 for t in own.values()):
+        header.append("        index = ops.index_dtype(device)  # ONNX's int64 as the device "
+                      "holds it")
+    for attr, tensor in own.items():
         shape = tuple(tensor.shape)
-        make = f"pyburn.zeros({shape!r}, dtype=pyburn.{tensor.dtype.name}, device=device)"
+        dtype = "index" if tensor.dtype is int64 else f"pyburn.{tensor.dtype.name}"
+        make = f"pyburn.zeros({shape!r}, dtype={dtype}, device=device)"
         if tensor.dtype.is_floating_point and attr in dict(module.named_parameters()):
             header.append(f"        self.{attr} = nn.Parameter({make})")
         else:
@@ -266,7 +314,7 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
         "    def load(cls, path, device=None):",
         '        """The module with the weights in the safetensors file at `path`."""',
         "        model = cls(device)",
-        "        model.load_state_dict(store.load(path, device=model.device))",
+        "        model.load_state_dict(tensors.load_weights(path, model.device))",
         "        return model",
         "",
         f"    def forward(self, {', '.join(params)}):",
@@ -274,20 +322,20 @@ def generate(module: OnnxModule, class_name: str = "Model", source: str = "") ->
         f"        return {returns}",
     ]
     code = "\n".join(_wrap(line) for line in lines) + "\n"
-    return code, printer.state
+    return code, held
 
 
 def _wrap(line: str, width: int = _WIDTH) -> str:
-    """A long call split after its opening parenthesis, one argument per line, so the
-    generated file stays ruff-clean."""
+    """A long call (or ``def``) split after its opening parenthesis, one argument per line,
+    so the generated file stays ruff-clean."""
     if len(line) <= width or "(" not in line:
         return line
     indent = line[:len(line) - len(line.lstrip())]
     head, rest = line.split("(", 1)
-    args = _split_args(rest[:-1])
+    inside, tail = rest.rsplit(")", 1)  # tail: "" after a call, ":" after a def
     inner = indent + "    "
-    lines = [_wrap(inner + a, width - 1) + "," for a in args]
-    return head + "(\n" + "\n".join(lines) + f"\n{indent})"
+    lines = [_wrap(inner + a, width - 1) + "," for a in _split_args(inside)]
+    return head + "(\n" + "\n".join(lines) + f"\n{indent}){tail}"
 
 
 def _split_args(text: str) -> list[str]:

@@ -276,9 +276,14 @@ class _Scope(Mapping[str, Any]):
 
 def constant_step(name: str, value: Any) -> Step:
     """A step that gives `value` (a folded value the module cannot hold as a buffer: a
-    sequence, an empty optional) as `name`."""
+    sequence, an empty optional) as `name`: `folded` called with ``value=value``."""
     node = ir.Node("Constant", [], [name], name=f"folded {name}")
-    return Step(node, OpSpec("Constant", 1, lambda: value), {}, {})
+    return Step(node, OpSpec("Constant", 1, folded), {"value": value}, {})
+
+
+def folded(*, value: Any) -> Any:
+    """The function of a `constant_step`: the value it was given."""
+    return value
 
 
 def _attribute(value: Any, device: Device) -> Any:

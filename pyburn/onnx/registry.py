@@ -21,6 +21,9 @@ The calling convention every operator function follows:
   SplitToSequence, ...); an empty optional is None.
 - Inputs that ONNX defines as data but that are shape-like (Reshape's shape, Slice's starts,
   TopK's k, ...) arrive as tensors; `ints()` reads them. Constant folding makes them cheap.
+  A function that reads such an input only through `ints()` annotates it `Ints`: it then
+  takes the same values as Python ints too, which is how generated code writes the constant
+  ones (``ops.shape.reshape(x, [-1, 392])``).
 - int64 is ONNX's index type; on devices without int64 (wgpu) the loader holds int64 tensors
   as int32, so operators must not assume int64 (`index_dtype()` gives the one to create).
 - Bad attribute values raise `pyburn.ArgumentError` (or another `PyburnError`); the runner
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +46,10 @@ from .._tensor import Tensor
 from ..devices import device as as_device
 from ..dtypes import DType, int32, int64
 from ..errors import ArgumentError
+
+#: the annotation of an input that a function reads only through `ints()`: a tensor, or its
+#: values as Python ints (a list, or one int)
+Ints = Tensor | Sequence[int] | int
 
 #: The domains whose operators pyburn implements ("" is the default ai.onnx domain;
 #: "pyburn" holds the fused operators the passes introduce).
@@ -68,13 +75,17 @@ class OpSpec:
     @property
     def arity(self) -> tuple[int, int | None]:
         """(inputs a node must give, inputs it may give at most; None: any number)."""
-        params = [p for p in inspect.signature(self.fn).parameters.values()
-                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        params = _positional(self.fn)
         required = sum(1 for p in params if p.default is inspect.Parameter.empty)
         variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL
                        for p in inspect.signature(self.fn).parameters.values())
         return required, None if variadic else len(params)
+
+    @property
+    def static_inputs(self) -> frozenset[int]:
+        """The positions of the inputs annotated `Ints`, which Python ints may stand for."""
+        return frozenset(i for i, p in enumerate(_positional(self.fn))
+                         if p.annotation in _INTS_ANNOTATIONS)
 
     @property
     def given(self) -> frozenset[str]:
@@ -83,6 +94,15 @@ class OpSpec:
         return _GIVEN & frozenset(inspect.signature(self.fn).parameters)
 
 
+def _positional(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The parameters of `fn` that take the node's inputs one by one, in order."""
+    return [p for p in inspect.signature(fn).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                          inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+
+
+#: how `Ints` reads in a signature (as text: operator modules postpone their annotations)
+_INTS_ANNOTATIONS = ("Ints", "Ints | None")
 #: keyword parameters the runner fills in rather than the node's attributes
 _GIVEN = frozenset({"device", "outputs_used"})
 _TABLE: dict[tuple[str, str], list[OpSpec]] = {}

@@ -1,4 +1,5 @@
-"""ONNX constants (`ir.TensorData`) to pyburn tensors and back.
+"""ONNX constants (`ir.TensorData`) to pyburn tensors and back, and the weights file of
+generated code held the same way (`load_weights`).
 
 ONNX has more element types than pyburn's seven. Each loads as the narrowest pyburn dtype
 that holds every value exactly, by the conversions `pyburn.store` uses for safetensors
@@ -20,9 +21,11 @@ from typing import Any
 from .._tensor import Tensor, wrap
 from ..devices import Device
 from ..devices import device as as_device
-from ..dtypes import float32, int32, int64
+from ..dtypes import DType, float32, int32, int64
 from ..errors import DTypeError, FormatError
 from ..store.elements import ELEMENTS, Element, float32_map
+from ..store.source import Source
+from ..store.stores import SafetensorsStore
 from .ir import TensorData
 
 #: the safetensors element each ONNX dtype's bytes are, where `pyburn.store` has one
@@ -61,14 +64,26 @@ def to_tensor(td: TensorData, device: Device | str | None = None) -> Tensor:
     if nbytes != memoryview(raw).nbytes:
         raise FormatError(f"{label} of shape {list(td.dims)} and type {td.dtype} takes "
                           f"{nbytes} bytes, but holds {memoryview(raw).nbytes}")
-    data = element.decode(raw, label)
-    if own is int64 and int64 not in dev.backend.dtypes:
-        own, data = int32, _int64_to_int32(data, label)
-    if own not in dev.backend.dtypes:
-        raise DTypeError(f"{label} is {own.name} (from ONNX {td.dtype}), which device "
-                         f"{dev.name!r} does not hold")
-    shape = tuple(td.dims)
-    return wrap(dev.backend.from_bytes(data, shape, own), shape, own, dev)
+    return _held(element.decode(raw, label), own, tuple(td.dims), dev, label)
+
+
+def load_weights(source: Source, device: Device | str | None = None) -> dict[str, Tensor]:
+    """The tensors of a safetensors file (a path, bytes or a binary file) on `device`, held
+    as the runner holds ONNX's: int64 as int32 on a device without int64, saturated. How the
+    code that ``pyburn onnx convert`` writes loads its weights file on any device."""
+    dev = as_device(device)
+    return {name: _held(t.element.decode(memoryview(t.read()), t.label), t.dtype, t.shape, dev,
+                        t.label) for name, t in SafetensorsStore(source).items()}
+
+
+def _held(data: Any, dtype: DType, shape: tuple[int, ...], dev: Device, label: str) -> Tensor:
+    """Elements decoded as `dtype` as a tensor on `dev`: int64 becomes int32 (saturated) where
+    `dev` has no int64; another dtype it lacks is a `pyburn.DTypeError` naming `label`."""
+    if dtype is int64 and int64 not in dev.backend.dtypes:
+        dtype, data = int32, _int64_to_int32(data, label)
+    if dtype not in dev.backend.dtypes:
+        raise DTypeError(f"{label} is {dtype.name}, which device {dev.name!r} does not hold")
+    return wrap(dev.backend.from_bytes(data, shape, dtype), shape, dtype, dev)
 
 
 def _element(td: TensorData, raw: Any, label: str) -> tuple[Element, Any]:

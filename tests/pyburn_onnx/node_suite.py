@@ -11,7 +11,6 @@ pyburn's own reader (``--reader onnx`` swaps in the ``onnx`` package there too).
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import sys
 import time
@@ -25,12 +24,11 @@ from onnx import numpy_helper
 import pyburn
 import pyburn.onnx
 from pyburn.onnx import UnsupportedOperatorError, ir
-from pyburn.onnx.tensors import to_tensor
 
-from . import onnx_reference
+from . import node_cases, onnx_reference
+from .node_cases import cases
 from .node_suite_known import BURN_SUPPORTED
 
-SUITE = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
 #: the tolerances of onnx's own backend test runner
 RTOL, ATOL = 1e-3, 1e-7
 
@@ -42,12 +40,6 @@ class Outcome:
     case: str
     status: str
     reason: str = ""
-
-
-def cases(pattern: str = "") -> list[str]:
-    """The case folders whose name contains `pattern`, sorted."""
-    return sorted(d for d in glob.glob(os.path.join(SUITE, "*"))
-                  if pattern in os.path.basename(d) and os.path.isdir(d))
 
 
 def _read_model(folder: str, reader: str) -> ir.Model:
@@ -67,13 +59,8 @@ def _proto_of(path: str, kind: str) -> Any:
 
 def _input_value(path: str, kind: str, reader: str, device: pyburn.Device) -> Any:
     if reader == "pyburn":
-        from pyburn.onnx import proto
-
-        with open(path, "rb") as f:
-            data = f.read()
-        value = proto.read_tensor(data) if kind == "tensor" else proto.read_value(data, kind)
-        return _to_device(value, device)
-    return _to_device(_reference_value(_proto_of(path, kind)), device)
+        return node_cases.read_input(path, kind, device)
+    return node_cases.to_device(_reference_value(_proto_of(path, kind)), device)
 
 
 def _reference_value(message: Any) -> Any:
@@ -88,14 +75,6 @@ def _reference_value(message: Any) -> Any:
             return _reference_value(message.sequence_value)
         return None
     raise TypeError(type(message))
-
-
-def _to_device(value: Any, device: pyburn.Device) -> Any:
-    if isinstance(value, ir.TensorData):
-        return to_tensor(value, device)
-    if isinstance(value, list):
-        return [_to_device(v, device) for v in value]
-    return value
 
 
 def _expected(path: str, kind: str) -> Any:
@@ -160,19 +139,14 @@ def run_case(folder: str, device: pyburn.Device, reader: str = "pyburn") -> Outc
         return Outcome(case, "unsupported", str(exc).split(": ", 1)[-1])
     except Exception as exc:  # noqa: BLE001 - the report says what went wrong
         return Outcome(case, "error", f"load: {type(exc).__name__}: {exc}")
-    data = os.path.join(folder, "test_data_set_0")
-    graph = model.graph
-    real_inputs = [v for v in graph.inputs if v.name not in graph.initializers]
     try:
-        feed = {}
-        for i, info in enumerate(real_inputs):
-            path = os.path.join(data, f"input_{i}.pb")
-            if os.path.exists(path):
-                feed[info.name] = _input_value(path, info.kind, reader, device)
+        feed = node_cases.inputs(folder, model, device,
+                                 lambda path, kind, dev: _input_value(path, kind, reader, dev))
         outputs = module.run(feed)
     except Exception as exc:  # noqa: BLE001
         return Outcome(case, "error", f"run: {type(exc).__name__}: {exc}"[:300])
-    for i, info in enumerate(graph.outputs):
+    data = os.path.join(folder, "test_data_set_0")
+    for i, info in enumerate(model.graph.outputs):
         path = os.path.join(data, f"output_{i}.pb")
         if not os.path.exists(path):
             continue

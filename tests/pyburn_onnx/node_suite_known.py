@@ -1,13 +1,18 @@
-"""Why the node-suite cases that do not pass do not pass: the table `test_node_suite` holds
-pyburn to, and docs/onnx.md reports."""
+"""Why the node-suite cases that do not pass do not pass: the tables `test_node_suite` and
+`test_node_suite_generated` hold pyburn to, and docs/onnx.md reports."""
 
 from __future__ import annotations
+
+import re
 
 BOTH = ("cpu", "wgpu")
 WGPU = ("wgpu",)
 
-#: (case name regex, devices, regex the failure's message must match, why)
-KNOWN_FAILURES: list[tuple[str, tuple[str, ...], str, str]] = [
+#: (case name regex, devices, regex the message must match, why)
+Known = list[tuple[str, tuple[str, ...], str, str]]
+
+#: the runner's failures against the stored outputs
+KNOWN_FAILURES: Known = [
     (r"test_bernoulli.*|test_training_dropout(_default)?(_mask)?", BOTH, r"values differ",
      "random draws: the stored outputs come from numpy's generator, pyburn draws from its own "
      "Philox generator (tests/pyburn_onnx/ops check the distributions instead)"),
@@ -18,6 +23,26 @@ KNOWN_FAILURES: list[tuple[str, tuple[str, ...], str, str]] = [
     (r".*", WGPU, r"float64",
      "float64: WGSL has no 64-bit floats, so the wgpu device refuses float64 tensors"),
 ]
+
+#: where the code `pyburn onnx convert` writes does not give the runner's results (none now:
+#: a difference found is fixed, or listed here with its reason)
+GENERATED_DIFFERENCES: Known = []
+
+
+def expected(table: Known, case: str, device: str, message: str) -> str | None:
+    """Why `table` expects `case` to go wrong on `device` with `message`, or None."""
+    for pattern, devices, symptom, reason in table:
+        if device in devices and re.fullmatch(pattern, case) and re.search(symptom, message):
+            return reason
+    return None
+
+
+def listed(table: Known, case: str, device: str) -> list[str]:
+    """The reasons `table` gives for `case` on `device` by its name (catch-alls aside): a
+    case that goes right while listed fails its test, so that the table stays true."""
+    return [reason for pattern, devices, _, reason in table
+            if device in devices and pattern != ".*" and re.fullmatch(pattern, case)]
+
 
 #: operators pyburn does not implement, and why
 UNSUPPORTED_OPERATORS: dict[str, str] = {

@@ -13,7 +13,7 @@ import pyburn
 import pyburn.onnx
 from pyburn.onnx import ir
 
-from . import node_suite
+from . import node_cases
 
 SEEDS = range(300)
 #: small official cases covering common operators, subgraphs and multiple outputs
@@ -28,7 +28,7 @@ ODD_VALUES = [-1, 0, 2**40, -(2**63), 1e30, float("nan"), "NOTSET", "bogus", [],
 
 
 def _load_case(name):
-    folder = os.path.join(node_suite.SUITE, name)
+    folder = os.path.join(node_cases.SUITE, name)
     if not os.path.isdir(folder):
         pytest.skip(f"{name} is not in this onnx wheel")
     with open(os.path.join(folder, "model.onnx"), "rb") as f:
@@ -66,7 +66,7 @@ def _run(model_or_bytes, folder):
     for i, info in enumerate(real):
         path = os.path.join(data, f"input_{i}.pb")
         if os.path.exists(path) and info.kind == "tensor":
-            feed[info.name] = node_suite._input_value(path, "tensor", "pyburn", module_device)
+            feed[info.name] = node_cases.read_input(path, "tensor", module_device)
     module.run(feed)
 
 

@@ -23,7 +23,8 @@ from pyburn.onnx.codegen import convert
 from pyburn.onnx.infer import annotate, infer
 from pyburn.onnx.passes import prepare
 
-from .node_suite import cases
+from . import parity
+from .node_cases import cases
 
 RNG = np.random.default_rng(11)
 #: operators whose onnx shape inference is wrong in onnx 1.22 (the stored outputs say so):
@@ -451,11 +452,11 @@ def test_generated_code_raises_batch_norm_by_rank_and_comments_shapes(tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_batch_norm_of_unknown_rank_stays_an_operator_call(tmp_path):
-    model = _batch_norm_model(declared=False)
-    source, generated = _generated(model, tmp_path)
-    assert "nn.BatchNorm" not in source and "self.eval()" not in source
+@pytest.mark.parametrize("declared", [True, False])
+def test_generated_batch_norm_code_gives_the_runners_results(tmp_path, declared):
+    model = _batch_norm_model("batch", declared=declared)
+    source, _ = _generated(model, tmp_path)
+    assert ("nn.BatchNorm" in source) == ("self.eval()" in source) == declared
     x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
-    loaded = pyburn.onnx.load(model.SerializeToString(), "cpu")
-    np.testing.assert_allclose(generated(pyburn.from_numpy(x, device="cpu")).numpy(),
-                               loaded(pyburn.from_numpy(x, device="cpu")).numpy(), rtol=1e-6)
+    parity.assert_same(model.SerializeToString(), [pyburn.from_numpy(x, device="cpu")],
+                       tmp_path / "parity")

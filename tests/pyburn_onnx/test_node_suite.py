@@ -12,19 +12,11 @@ import pytest
 import pyburn
 from pyburn.backends import wgpu
 
-from . import node_suite
-from .node_suite_known import KNOWN_FAILURES, UNSUPPORTED_OPERATORS
+from . import node_cases, node_suite
+from .node_suite_known import KNOWN_FAILURES, UNSUPPORTED_OPERATORS, expected, listed
 
-CASES = [os.path.basename(c) for c in node_suite.cases()]
+CASES = [os.path.basename(c) for c in node_cases.cases()]
 DEVICES = ["cpu"] + (["wgpu"] if wgpu.unavailable_reason() is None else [])
-
-
-def known_failure(case: str, device: str, message: str) -> str | None:
-    """Why `case` is expected to fail on `device` with `message`, or None."""
-    for pattern, devices, symptom, reason in KNOWN_FAILURES:
-        if device in devices and re.fullmatch(pattern, case) and re.search(symptom, message):
-            return reason
-    return None
 
 
 def missing_operators(reason: str) -> list[str]:
@@ -38,12 +30,11 @@ def missing_operators(reason: str) -> list[str]:
 @pytest.mark.parametrize("case", CASES)
 def test_node_case(case, dev):
     pyburn.manual_seed(0)  # a random case draws the same whatever ran before it on the worker
-    outcome = node_suite.run_case(os.path.join(node_suite.SUITE, case), pyburn.device(dev))
-    expected = known_failure(case, dev, outcome.reason)
+    outcome = node_suite.run_case(os.path.join(node_cases.SUITE, case), pyburn.device(dev))
+    reason = expected(KNOWN_FAILURES, case, dev, outcome.reason)
     if outcome.status == "pass":
-        listed = [reason for pattern, devices, _, reason in KNOWN_FAILURES
-                  if dev in devices and pattern != ".*" and re.fullmatch(pattern, case)]
-        assert not listed, f"{case} passes now: remove it from node_suite_known ({listed})"
+        stale = listed(KNOWN_FAILURES, case, dev)
+        assert not stale, f"{case} passes now: remove it from node_suite_known ({stale})"
     elif outcome.status == "unsupported":
         unexplained = [op for op in missing_operators(outcome.reason)
                        if op not in UNSUPPORTED_OPERATORS]
@@ -51,5 +42,5 @@ def test_node_case(case, dev):
         pytest.skip("; ".join(f"{op}: {UNSUPPORTED_OPERATORS[op]}"
                               for op in missing_operators(outcome.reason)))
     else:
-        assert expected is not None, f"{outcome.status}: {outcome.reason}"
-        pytest.xfail(expected)
+        assert reason is not None, f"{outcome.status}: {outcome.reason}"
+        pytest.xfail(reason)

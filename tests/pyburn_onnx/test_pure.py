@@ -1,18 +1,31 @@
 """pyburn.onnx with nothing but pyburn: a model built as `ir`, written by pyburn's protobuf
-writer, read back, run on flex and converted to Python that runs too. No numpy and no
+writer, read back, run on flex and converted to Python that runs too, and the generated code
+of a sample of the ONNX backend node test suite against the runner on flex. No numpy and no
 ``onnx`` package, so this file also runs inside Pyodide (`make test-pyodide`)."""
 
 from __future__ import annotations
 
+import os
 import struct
+
+import pytest
+from conformance.helpers import GOLDEN
 
 import pyburn
 import pyburn.nn.functional as F
 import pyburn.onnx
-from pyburn.onnx import ir, proto
+from pyburn.onnx import UnsupportedOperatorError, ir, proto
 from pyburn.onnx.codegen import convert
 
+from . import node_cases, parity
+from .node_suite_known import GENERATED_DIFFERENCES, expected
+
 DEV = "flex"
+#: the sample is every this-many-th case of the node suite (353 cases, 4 s inside Pyodide;
+#: all 1,765 take 20 s)
+SAMPLE_STRIDE = 5
+#: where the desktop run records the node suite's folder for the Pyodide run
+SUITE_KEY = "pyburn_onnx/node suite folder"
 
 
 def _tensor(name: str, values: list[float], dims: tuple[int, ...]) -> ir.TensorData:
@@ -90,3 +103,34 @@ def test_command_line_checks_converts_and_reports(tmp_path, capsys):
     proto.save_model(model, str(path))
     assert main(["onnx", "check", str(path)]) == 1
     assert "NoSuchOp" in capsys.readouterr().err
+
+
+def _node_suite() -> str:
+    """The node suite's folder: the ``onnx`` package's, which the desktop run records for the
+    Pyodide run (no ``onnx`` package there, but the repository, its .venv included, is mounted
+    at the same path)."""
+    if node_cases.SUITE is not None:
+        GOLDEN.remember(SUITE_KEY, node_cases.SUITE)
+        return node_cases.SUITE
+    return GOLDEN.recall(SUITE_KEY)
+
+
+def test_generated_code_gives_the_runners_results_on_a_node_suite_sample(tmp_path):
+    suite = _node_suite()
+    if not os.path.isdir(suite):
+        pytest.skip(f"the node suite recorded at {suite} is not reachable here")
+    sample = node_cases.cases(suite=suite)[::SAMPLE_STRIDE]
+    compared, problems = 0, []
+    for folder in sample:
+        case = os.path.basename(folder)
+        try:
+            model_class, weights = parity.generated(os.path.join(folder, "model.onnx"),
+                                                    tmp_path / case)
+        except UnsupportedOperatorError:
+            continue
+        why = parity.case_difference(folder, model_class, weights, DEV)
+        compared += why is not None
+        if why and expected(GENERATED_DIFFERENCES, case, DEV, why) is None:
+            problems.append(f"{case}: {why}")
+    assert not problems, "\n".join(problems)
+    assert compared > 0.9 * len(sample)  # the runner runs all but a few of them

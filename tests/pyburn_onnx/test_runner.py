@@ -15,7 +15,7 @@ import pyburn.onnx
 from pyburn.onnx import UnsupportedOperatorError
 from pyburn.onnx.codegen import convert
 
-from . import onnx_reference
+from . import onnx_reference, parity
 
 RNG = np.random.default_rng(7)
 
@@ -177,6 +177,36 @@ def test_loop_with_nested_if_reads_outer_scope(device):
     np.testing.assert_allclose(terms.tolist(), want_terms)
 
 
+def _int64_model():
+    # ONNX's int64 three ways: static shape inputs (Slice, Reshape), an index tensor (Gather)
+    # and a constant past int32's range added to an int64 input
+    big = np.array([2**40, -(2**40), 7], np.int64)
+    nodes = [helper.make_node("Slice", ["x", "one", "end", "one"], ["s"]),
+             helper.make_node("Gather", ["s", "idx"], ["g"], axis=1),
+             helper.make_node("Reshape", ["g", "flat"], ["y"]),
+             helper.make_node("Add", ["n", "big"], ["m"])]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), name) for name, v in
+             (("one", [1]), ("end", [2**63 - 1]), ("idx", [[2, 0], [1, 1]]), ("flat", [-1]))]
+    inputs = [_f32("x", "batch", 6), helper.make_tensor_value_info("n", TensorProto.INT64, [3])]
+    outputs = [_f32("y", None), helper.make_tensor_value_info("m", TensorProto.INT64, [3])]
+    return _model(nodes, inputs, outputs, inits + [numpy_helper.from_array(big, "big")])
+
+
+def test_generated_code_holds_int64_as_the_runner_does(tmp_path):
+    model = _int64_model().SerializeToString()
+    code, _ = convert(model, tmp_path / "source")
+    source = open(code).read()
+    # static shape inputs are Python ints, the other int64 tensors the device's index dtype
+    assert "ops.slicing.slice_(x, [1], [9223372036854775807], [1])" in source
+    assert "ops.shape.reshape(gather, [-1])" in source
+    assert "index = ops.index_dtype(device)" in source and "pyburn.int64" not in source
+    assert "self.flat" not in source and "self.one" not in source
+    x = RNG.standard_normal((3, 6)).astype(np.float32)
+    parity.assert_same(model, [pyburn.from_numpy(x, device="cpu"),
+                               pyburn.tensor([1, 2, 3], dtype=pyburn.int64, device="cpu")],
+                       tmp_path / "parity")
+
+
 def test_generated_code_matches_the_interpreter(tmp_path):
     model = _loop_model()
     path = tmp_path / "loopy.onnx"
@@ -193,3 +223,4 @@ def test_generated_code_matches_the_interpreter(tmp_path):
     want_total, want_terms = _loop_reference(x)
     np.testing.assert_allclose(total.tolist(), want_total)
     np.testing.assert_allclose(terms.tolist(), want_terms)
+    parity.assert_same(str(path), [pyburn.from_numpy(x, device="cpu")], tmp_path / "parity")

@@ -1,9 +1,9 @@
 """Models exported by PyTorch (torch.onnx.export, the TorchScript exporter) run through
-`pyburn.onnx.load` and through the code `pyburn onnx convert` writes, against onnxruntime."""
+`pyburn.onnx.load` against onnxruntime, and through the code `pyburn onnx convert` writes
+against the runner, on cpu and wgpu."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 
 import numpy as np
@@ -11,8 +11,8 @@ import pytest
 
 import pyburn
 import pyburn.onnx
-from pyburn.backends import wgpu
-from pyburn.onnx.codegen import convert
+
+from . import parity
 
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")
@@ -105,23 +105,17 @@ def _outputs(result):
     return result if isinstance(result, tuple) else (result,)
 
 
-DEVICES = ["cpu"] + (["wgpu"] if wgpu.unavailable_reason() is None else [])
-
-
-def _input(x, device):
-    array = x.numpy()
-    if array.dtype.kind == "i" and pyburn.int64 not in pyburn.device(device).backend.dtypes:
-        array = array.astype("int32")  # token ids on a device without int64
-    return pyburn.from_numpy(array, device=device)
+def _tensor(x):
+    return pyburn.from_numpy(x.numpy(), device="cpu")
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.parametrize("dev", DEVICES)
+@pytest.mark.parametrize("dev", parity.DEVICES)
 @pytest.mark.parametrize("name", MODELS)
 def test_load_matches_onnxruntime(name, dev):
     data, inputs, expected = _export(name)
     module = pyburn.onnx.load(data, device=dev)
-    got = _outputs(module(*(_input(x, dev) for x in inputs)))
+    got = _outputs(module(*(parity.argument(_tensor(x), dev) for x in inputs)))
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-4, atol=1e-4)
@@ -129,15 +123,6 @@ def test_load_matches_onnxruntime(name, dev):
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("name", MODELS)
-def test_generated_code_matches_onnxruntime(name, tmp_path):
-    data, inputs, expected = _export(name)
-    path = tmp_path / f"{name}.onnx"
-    path.write_bytes(data)
-    code, weights = convert(str(path), tmp_path / "out")
-    spec = importlib.util.spec_from_file_location(f"generated_{name}", code)
-    generated = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generated)
-    model = generated.Model.load(weights, device="cpu")
-    got = _outputs(model(*(pyburn.from_numpy(x.numpy(), device="cpu") for x in inputs)))
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g.numpy(), e, rtol=1e-4, atol=1e-4)
+def test_generated_code_gives_the_runners_results(name, tmp_path):
+    data, inputs, _ = _export(name)
+    parity.assert_same(data, [_tensor(x) for x in inputs], tmp_path)

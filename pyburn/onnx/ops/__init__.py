@@ -1,12 +1,15 @@
 """The ONNX operator implementations, one module per family; importing this package
 registers them all in `pyburn.onnx.registry`, whose `lookup` it gives (look operators up
-through here, where the table is complete)."""
+through here, where the table is complete), and whose `index_dtype` generated code reads."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..registry import lookup
+from ..registry import (
+    index_dtype,  # noqa: F401 - generated code reads it here
+    lookup,
+)
 from . import (
     activation,  # noqa: F401
     attention,  # noqa: F401

@@ -14,7 +14,7 @@ from ...ops.linalg import tril, triu
 from ...ops.math_ops import where
 from ...ops.sorting import topk
 from ...shape import norm_dim, numel
-from ..registry import check, index_dtype, ints, onnx_op
+from ..registry import Ints, check, index_dtype, ints, onnx_op
 
 
 def wrap_negative(index: Tensor, size: int) -> Tensor:
@@ -111,13 +111,13 @@ def top_k_1(X: Tensor, *, k: int, axis: int = -1) -> tuple[Tensor, Tensor]:  # n
 
 
 @onnx_op("TopK", since=10)
-def top_k_10(X: Tensor, K: Tensor, *, axis: int = -1) -> tuple[Tensor, Tensor]:  # noqa: N803
+def top_k_10(X: Tensor, K: Ints, *, axis: int = -1) -> tuple[Tensor, Tensor]:  # noqa: N803
     """TopK with k as an input, always the largest (opset 10)."""
     return top_k_axis(X, ints(K)[0], axis, True)
 
 
 @onnx_op("TopK", since=11)
-def top_k(X: Tensor, K: Tensor, *, axis: int = -1, largest: int = 1,  # noqa: N803
+def top_k(X: Tensor, K: Ints, *, axis: int = -1, largest: int = 1,  # noqa: N803
           sorted: int = 1) -> tuple[Tensor, Tensor]:  # noqa: A002 - ONNX's name
     """TopK: the K largest (smallest with largest=0) values along `axis` and their indices,
     always sorted (sorted=0 lets any order through, and sorted is one)."""
@@ -125,7 +125,7 @@ def top_k(X: Tensor, K: Tensor, *, axis: int = -1, largest: int = 1,  # noqa: N8
 
 
 @onnx_op("Trilu", since=14)
-def trilu(input: Tensor, k: Tensor | None = None, *,  # noqa: A002 - ONNX's name
+def trilu(input: Tensor, k: Ints | None = None, *,  # noqa: A002 - ONNX's name
           upper: int = 1) -> Tensor:
     """Trilu: the upper (or lower) triangle of the last two dims from diagonal `k`, zeros
     elsewhere."""

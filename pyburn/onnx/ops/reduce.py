@@ -18,7 +18,7 @@ import pyburn
 from ... import Tensor
 from ...dtypes import DType, int32, int64, uint8
 from ...shape import norm_dim, norm_dims
-from ..registry import index_dtype, ints, onnx_op
+from ..registry import Ints, index_dtype, ints, onnx_op
 
 Axes = tuple[int, ...]
 
@@ -93,7 +93,7 @@ def _register(op_type: str, axes_input_since: int) -> None:
                        keepdims: int = 1) -> Tensor:
         return reduce(op_type, data, axes, keepdims)
 
-    def with_input(data: Tensor, axes: Tensor | None = None, *, keepdims: int = 1,
+    def with_input(data: Tensor, axes: Ints | None = None, *, keepdims: int = 1,
                    noop_with_empty_axes: int = 0) -> Tensor:
         return reduce(op_type, data, ints(axes), keepdims, noop_with_empty_axes)
 
@@ -145,7 +145,7 @@ def arg_min(data: Tensor, *, axis: int = 0, keepdims: int = 1,
 
 # ---- CumSum / CumProd --------------------------------------------------------------------
 
-def _scan(product: bool, x: Tensor, axis: Tensor, exclusive: int, reverse: int) -> Tensor:
+def _scan(product: bool, x: Tensor, axis: Ints, exclusive: int, reverse: int) -> Tensor:
     d = norm_dim(ints(axis)[0], x.ndim)
     if reverse:
         x = x.flip(d)
@@ -159,14 +159,14 @@ def _scan(product: bool, x: Tensor, axis: Tensor, exclusive: int, reverse: int) 
 
 
 @onnx_op("CumSum", since=11)
-def cum_sum(x: Tensor, axis: Tensor, *, exclusive: int = 0, reverse: int = 0) -> Tensor:
+def cum_sum(x: Tensor, axis: Ints, *, exclusive: int = 0, reverse: int = 0) -> Tensor:
     """CumSum: running sums along `axis`; `exclusive` leaves out each element itself,
     `reverse` runs from the end."""
     return _scan(False, x, axis, exclusive, reverse)
 
 
 @onnx_op("CumProd", since=26)
-def cum_prod(x: Tensor, axis: Tensor, *, exclusive: int = 0, reverse: int = 0) -> Tensor:
+def cum_prod(x: Tensor, axis: Ints, *, exclusive: int = 0, reverse: int = 0) -> Tensor:
     """CumProd: running products along `axis`; `exclusive` leaves out each element itself,
     `reverse` runs from the end."""
     return _scan(True, x, axis, exclusive, reverse)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ... import Tensor
 from ...nn.functional import grid as sampling
-from ..registry import check, ints, onnx_op
+from ..registry import Ints, check, ints, onnx_op
 
 #: ONNX's mode names, and grid_sample's
 _MODES = {"bilinear": "bilinear", "bicubic": "bicubic", "linear": "bilinear",
@@ -25,7 +25,7 @@ def grid_sample(x: Tensor, grid: Tensor, *, align_corners: int = 0, mode: str = 
 
 
 @onnx_op("AffineGrid", since=20)
-def affine_grid(theta: Tensor, size: Tensor, *, align_corners: int = 0) -> Tensor:
+def affine_grid(theta: Tensor, size: Ints, *, align_corners: int = 0) -> Tensor:
     """AffineGrid: the sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps
     theta (N, 2, 3) or (N, 3, 4) applied to the normalized pixel centres of an image of
     `size` (N, C, H, W) or (N, C, D, H, W)."""

@@ -12,7 +12,7 @@ from ...ops.creation import arange, tensor, zeros
 from ...ops.index_checks import checked_index
 from ...ops.math_ops import maximum, minimum, mul
 from ...shape import norm_dim, numel
-from ..registry import check, ints, onnx_op
+from ..registry import Ints, check, ints, onnx_op
 
 #: how the reductions that the scatter primitive lacks combine an old and a new value
 _COMBINE = {"mul": mul, "max": maximum, "min": minimum}
@@ -105,7 +105,7 @@ def scatter_nd(data: Tensor, indices: Tensor, updates: Tensor, *,
 
 
 @onnx_op("Col2Im", since=18)
-def col2im(input: Tensor, image_shape: Tensor, block_shape: Tensor, *,  # noqa: A002
+def col2im(input: Tensor, image_shape: Ints, block_shape: Ints, *,  # noqa: A002
            dilations: list[int] | None = None, pads: list[int] | None = None,
            strides: list[int] | None = None) -> Tensor:
     """Col2Im: columns (N, C·prod(block), L) added back into images (N, C, *image_shape);

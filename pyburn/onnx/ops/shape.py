@@ -6,11 +6,11 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from ...errors import ArgumentError, ShapeError
 from ...shape import broadcast_shapes, norm_dim, numel
-from ..registry import check, ints, onnx_op
+from ..registry import Ints, check, ints, onnx_op
 
 
 @onnx_op("Reshape", since=5)
-def reshape(data: Tensor, shape: Tensor, *, allowzero: int = 0) -> Tensor:
+def reshape(data: Tensor, shape: Ints, *, allowzero: int = 0) -> Tensor:
     """Reshape: a 0 copies the input's size at that position (a literal 0 with allowzero),
     one -1 is inferred."""
     target = ints(shape)
@@ -52,7 +52,7 @@ def squeeze_1(data: Tensor, *, axes: list[int] | None = None) -> Tensor:
 
 
 @onnx_op("Squeeze", since=13)
-def squeeze(data: Tensor, axes: Tensor | None = None) -> Tensor:
+def squeeze(data: Tensor, axes: Ints | None = None) -> Tensor:
     """Squeeze: drop the listed size-1 dims (all size-1 dims without `axes`)."""
     return squeeze_axes(data, ints(axes))
 
@@ -74,7 +74,7 @@ def unsqueeze_1(data: Tensor, *, axes: list[int]) -> Tensor:
 
 
 @onnx_op("Unsqueeze", since=13)
-def unsqueeze(data: Tensor, axes: Tensor) -> Tensor:
+def unsqueeze(data: Tensor, axes: Ints) -> Tensor:
     """Unsqueeze: insert size-1 dims at `axes` of the output."""
     return unsqueeze_axes(data, ints(axes))
 
@@ -86,7 +86,7 @@ def transpose(data: Tensor, *, perm: list[int] | None = None) -> Tensor:
 
 
 @onnx_op("Expand", since=8)
-def expand(input: Tensor, shape: Tensor) -> Tensor:  # noqa: A002 - ONNX's name
+def expand(input: Tensor, shape: Ints) -> Tensor:  # noqa: A002 - ONNX's name
     """Expand: broadcast the input and `shape` against each other (either may be larger)."""
     return input.broadcast_to(broadcast_shapes(input.shape, tuple(ints(shape))))
 

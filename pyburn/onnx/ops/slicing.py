@@ -9,7 +9,7 @@ from ...ops.indexing import nonzero
 from ...ops.movement import cat
 from ...ops.movement import pad as tensor_pad
 from ...shape import norm_dim
-from ..registry import check, ints, onnx_op
+from ..registry import Ints, check, ints, onnx_op
 
 
 # ---- Slice -------------------------------------------------------------------------------------
@@ -57,8 +57,8 @@ def slice_1(data: Tensor, *, starts: list[int], ends: list[int],
 
 
 @onnx_op("Slice", since=10)
-def slice_(data: Tensor, starts: Tensor, ends: Tensor, axes: Tensor | None = None,
-           steps: Tensor | None = None) -> Tensor:
+def slice_(data: Tensor, starts: Ints, ends: Ints, axes: Ints | None = None,
+           steps: Ints | None = None) -> Tensor:
     """Slice: elements ``starts:ends:steps`` along `axes` (all leading axes by default)."""
     return slice_axes(data, ints(starts), ints(ends), ints(axes), ints(steps))
 
@@ -97,7 +97,7 @@ def split_2(input: Tensor, *, axis: int = 0, split: list[int] | None = None,  # 
 
 
 @onnx_op("Split", since=13)
-def split(input: Tensor, split: Tensor | None = None, *, axis: int = 0,  # noqa: A002
+def split(input: Tensor, split: Ints | None = None, *, axis: int = 0,  # noqa: A002
           num_outputs: int | None = None) -> tuple[Tensor, ...]:
     """Split: pieces of the sizes in `split`, else `num_outputs` pieces of
     ``ceil(size / num_outputs)`` (the last smaller; before opset 18 the count is the
@@ -115,7 +115,7 @@ def concat(*inputs: Tensor, axis: int) -> Tensor:
 
 # ---- Tile / Pad / CenterCropPad / Compress ------------------------------------------------------
 @onnx_op("Tile", since=6)
-def tile(input: Tensor, repeats: Tensor) -> Tensor:  # noqa: A002 - ONNX's name
+def tile(input: Tensor, repeats: Ints) -> Tensor:  # noqa: A002 - ONNX's name
     """Tile: dim i repeated ``repeats[i]`` times."""
     reps = ints(repeats)
     check(len(reps) == input.ndim, f"Tile needs one repeat count per dim of shape "
@@ -178,15 +178,15 @@ def pad_2(data: Tensor, *, pads: list[int], mode: str = "constant",
 
 
 @onnx_op("Pad", since=11)
-def pad(data: Tensor, pads: Tensor, constant_value: Tensor | None = None,
-        axes: Tensor | None = None, *, mode: str = "constant") -> Tensor:
+def pad(data: Tensor, pads: Ints, constant_value: Tensor | None = None,
+        axes: Ints | None = None, *, mode: str = "constant") -> Tensor:
     """Pad: modes constant, reflect, edge and wrap (opset 19); `axes` from opset 18;
     negative pads crop."""
     return pad_axes(data, ints(pads), mode, _fill(constant_value), ints(axes))
 
 
 @onnx_op("CenterCropPad", since=18)
-def center_crop_pad(input_data: Tensor, shape: Tensor, *,
+def center_crop_pad(input_data: Tensor, shape: Ints, *,
                     axes: list[int] | None = None) -> Tensor:
     """CenterCropPad: crop or zero-pad `axes` symmetrically to `shape` (the extra element
     of an odd difference goes to the end)."""
