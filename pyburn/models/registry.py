@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ArgumentError
+from ..nn.init import skipped
 from ..nn.module import Module
 from .preprocessing import Preprocessing
 
@@ -103,7 +104,11 @@ def create(name: str, weights: str | os.PathLike[str] | bytes | None = None, *,
     `ArgumentError` listing them, and nothing is loaded. The model is in eval mode and
     carries its `entry` (preprocessing, labels)."""
     found = entry(name)
-    model = found.build(device=device, **config)
+    if weights is not None and strict:  # every weight is loaded: drawing them would be waste
+        with skipped():
+            model = found.build(device=device, **config)
+    else:
+        model = found.build(device=device, **config)
     if weights is not None:
         model.load_from(weights, key_remap=list(found.key_remap), allow_partial=not strict)
     model.eval()

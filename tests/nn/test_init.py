@@ -155,3 +155,31 @@ def test_errors():
         init.uniform_(pyburn.zeros(3, device="flex"), 1.0, 0.0)
     with pytest.raises(pyburn.ShapeError, match="2-d"):
         init.eye_(pyburn.zeros(3, device="flex"))
+
+
+def test_skipped_draws_nothing_and_fixed_fills_still_run(device):
+    pyburn.manual_seed(3)
+    with init.skipped():
+        layer = nn.Linear(4, 3, device=device)
+        w = init.orthogonal_(pyburn.zeros(3, 3, device=device))
+        ones = init.ones_(pyburn.zeros(2, device=device))
+    assert layer.weight.abs().sum().item() == 0.0 and w.abs().sum().item() == 0.0
+    assert ones.tolist() == [1.0, 1.0]
+    after = pyburn.rand(2, device=device).tolist()  # the generator did not move
+    pyburn.manual_seed(3)
+    assert pyburn.rand(2, device=device).tolist() == after
+    assert nn.Linear(4, 3, device=device).weight.abs().sum().item() > 0  # on again outside
+
+
+def test_strict_create_skips_drawing_weights(tmp_path, monkeypatch):
+    from pyburn import models, store
+
+    saved = models.create("mnist-mlp", device="flex", hidden=8)
+    path = tmp_path / "mlp.safetensors"
+    store.save(saved, str(path))
+    drawn = []
+    monkeypatch.setattr(init, "rand", lambda *a, **k: drawn.append(a) or pyburn.rand(*a, **k))
+    loaded = models.create("mnist-mlp", weights=str(path), device="flex", hidden=8)
+    assert drawn == [] and loaded.fc1.weight.tolist() == saved.fc1.weight.tolist()
+    models.create("mnist-mlp", weights=str(path), device="flex", hidden=8, strict=False)
+    assert drawn  # a partial load keeps random weights where the file has none
