@@ -3,7 +3,8 @@
 Every function fills its tensor in place (``assign_`` under ``no_grad``, so the tensor object
 — a module's Parameter — stays the same) and returns it. Random values come from pyburn's
 counter-based generator: after ``pyburn.manual_seed(s)`` the same model gets the same
-weights on every device (``generator=`` takes a `pyburn.Generator` instead).
+weights on every device, those drawn from a normal distribution to about an ulp
+(``generator=`` takes a `pyburn.Generator` instead).
 
 Fans follow PyTorch: for a weight of shape (out, in, *kernel), fan_in is
 ``in * prod(kernel)`` and fan_out ``out * prod(kernel)``.

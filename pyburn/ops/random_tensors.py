@@ -1,5 +1,7 @@
 """Random tensors: uniform, normal, integer and Bernoulli draws, each a transform of the
-Philox words of a `pyburn.random.Generator` (exact, and the same numbers, on every backend)."""
+Philox words of a `pyburn.random.Generator`. The words are the same on every backend, and so
+are the uniform, integer and Bernoulli draws (exact transforms); normal draws go through
+log, sqrt and cos, which each backend rounds its own way, so they agree to about an ulp."""
 
 from __future__ import annotations
 
