@@ -15,7 +15,8 @@ PIP := $(BIN)/python -m pip
 PYODIDE_TESTS := tests/conformance tests/backends/test_flex.py tests/data/test_datasets.py \
 	tests/data/test_loader.py tests/store tests/pyburn_onnx/test_pure.py tests/kernel/test_lang.py \
 	tests/kernel/test_cache.py tests/backends/test_wasm_engine.py tests/backends/test_wasm_backend.py \
-	tests/backends/test_wasm_capture.py tests/vision/test_png_pure.py
+	tests/backends/test_wasm_capture.py tests/vision/test_png_pure.py \
+	tests/models/test_zoo_pure.py
 # ... and on the wasm device alone, the autodiff rules and the nn.functional suite (PyTorch's
 # references from the same file)
 PYODIDE_WASM_TESTS := tests/autodiff/test_rules.py tests/nn/functional
@@ -28,10 +29,13 @@ WHEEL_INPUTS := pyproject.toml README.md \
 # The static site (site/dist): its sources, pyburn (the wheel byte-compiled by Pyodide, which
 # imports 0.7 s faster), Pyodide, and the demo weights: those of `make demo` when it has run,
 # else a quick model trained here (one epoch on 12,000 images, about 96% test accuracy, under
-# a minute). site/build.py shares `pyburn web build`'s pieces (pyburn/web).
+# a minute). The zoo pages' two small models are trained by site/build.py itself on first use
+# (about half a minute each, kept in build/zoo). site/build.py shares `pyburn web build`'s
+# pieces (pyburn/web).
 QUICK_WEIGHTS := build/mnist-quick.safetensors
 SITE_WEIGHTS := $(or $(wildcard artifacts/mnist.safetensors),$(QUICK_WEIGHTS))
-SITE_INPUTS := site/build.py $(shell find site/src -type f 2>/dev/null)
+SITE_INPUTS := $(wildcard site/*.py) $(shell find site/src -type f 2>/dev/null) \
+	$(wildcard benchmarks/*.jsonl)
 SITE_STAMP := site/dist/.built
 # the Pyodide the site serves: npm's package (no numpy); a full distribution with numpy's wheel
 # (make site PYODIDE_DIST=/path/to/pyodide) makes the pages offer the cpu device too
@@ -70,7 +74,7 @@ CHROMIUM_CHECK := @test -x $(CHROMIUM) || { echo "The end-to-end tests need Chro
 SYSTEM_DEPS = CHROMIUM=$(CHROMIUM) $(PYTHON) scripts/system_deps.py
 
 .PHONY: help test demo lint typecheck test-desktop test-doctests test-pyodide test-e2e test-browser-conformance bench \
-	bench-pyodide wheel site npm clean system-deps setup-python setup-pyodide
+	bench-gate bench-pyodide wheel site npm clean system-deps setup-python setup-pyodide
 .DELETE_ON_ERROR:
 
 help:
@@ -93,6 +97,9 @@ help:
 	@echo "make test-e2e      the end-to-end tests only (builds the site, installs chromium)"
 	@echo "make test-browser-conformance  the conformance suite on WebGPU in Chromium"
 	@echo "make bench         pyburn bench: pyburn next to numpy, PyTorch and plain Python"
+	@echo "                   (its records go to benchmarks/)"
+	@echo "make bench-gate    a few benchmarks against this machine's last records in"
+	@echo "                   benchmarks/: fails on a significant regression"
 	@echo "make bench-pyodide the flex matmul benchmark inside Pyodide (BENCH=... for others)"
 	@echo "make wheel         build build/dist/pyburn-*.whl"
 	@echo "make site          build the static demo site into site/dist (serve it with any"
@@ -160,10 +167,21 @@ test-browser-conformance: $(DEV_STAMP) $(SITE_STAMP) $(PYTEST_WHEELS_STAMP)
 	$(CHROMIUM_CHECK)
 	$(BROWSER_CONFORMANCE) $(BROWSER_ARGS)
 
-# BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options.
+# BENCH names what to run (families or benchmarks, see `pyburn bench --list`) and options; the
+# run's records go to benchmarks/, the project's history (`pyburn bench history`, `board`).
 bench: $(DEV_STAMP)
 	@$(SYSTEM_DEPS) wgpu browser
 	$(BIN)/pyburn bench $(BENCH)
+
+# The regression gate: BENCH_GATE at full size (small inputs time mostly noise), its records in
+# build/bench-gate, each case compared with the newest record of this machine in benchmarks/;
+# fails on a significant slowdown (docs/benchmarks.md). With no record of this machine there is
+# nothing to judge: `make bench BENCH="$(BENCH_GATE)"` records the baseline.
+BENCH_GATE ?= matmul.cpu overhead.cpu elementwise.cpu reduction.cpu
+bench-gate: $(DEV_STAMP)
+	rm -rf build/bench-gate
+	$(BIN)/pyburn bench $(BENCH_GATE) --record build/bench-gate
+	$(BIN)/pyburn bench compare --same-machine benchmarks build/bench-gate
 
 bench-pyodide: $(NPM_STAMP) $(WHEEL_STAMP)
 	node tests/pyodide/bench.mjs $(BENCH)
@@ -209,8 +227,8 @@ $(QUICK_WEIGHTS): | $(DEV_STAMP)
 		--limit 12000 --device cpu --out $@
 
 $(SITE_STAMP): $(SITE_INPUTS) $(WHEEL_INPUTS) $(NPM_STAMP) $(SITE_WEIGHTS) | $(DEV_STAMP)
-	$(BIN)/python site/build.py --weights $(SITE_WEIGHTS) --pyodide $(PYODIDE_DIST) \
-		--out site/dist
+	OPENBLAS_NUM_THREADS=$(DEMO_BLAS_THREADS) $(BIN)/python site/build.py \
+		--weights $(SITE_WEIGHTS) --pyodide $(PYODIDE_DIST) --out site/dist
 	touch $@
 
 $(NPM_PACKAGE_STAMP): $(WHEEL_INPUTS) $(NPM_STAMP) | $(DEV_STAMP)

@@ -14,7 +14,8 @@ def test_the_front_page_links_every_page(web: object, screenshot: object) -> Non
     page = web.context.new_page()
     page.goto(web.site + "index.html")
     links = page.eval_on_selector_all("main a", "links => links.map(a => a.getAttribute('href'))")
-    assert links == ["mnist.html", "train.html", "cartpole.html", "playground.html", "remote.html"]
+    assert links == ["mnist.html", "train.html", "cartpole.html", "classify.html",
+                     "generate.html", "playground.html", "remote.html"]
     screenshot(page, "index")
 
 

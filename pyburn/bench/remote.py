@@ -117,9 +117,10 @@ def _bytes_per_step(address: str, images: Floats, labels: list[int], batch: int,
     later, best = sum(counted[1:]) / len(counted[1:]), min(counted[1:])
     case = f"KB sent per MLP step from step 2 on, batch {batch}"
     return [Row("remote.cpu", case, "KB", later, best, "step 1 with the model's move",
-                moved + counted[0], (moved + counted[0]) / later, BYTES_TARGET, quick),
+                moved + counted[0], (moved + counted[0]) / later, BYTES_TARGET, quick,
+                tuple(counted[1:])),
             Row("remote.cpu", case, "KB", later, best, "step 1's ops alone", counted[0],
-                counted[0] / later, None, quick)]
+                counted[0] / later, None, quick, tuple(counted[1:]))]
 
 
 BENCHMARKS = (

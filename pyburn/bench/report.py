@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyburn
@@ -51,7 +51,9 @@ class Row:
 
     value and best come from pyburn's median and fastest run, peer_value from the peer's
     median, all in `unit`; ratio is pyburn's speed over the peer's (`speed_ratio`). The
-    peer's numbers are None when it is not installed.
+    peer's numbers are None when it is not installed. samples and peer_samples are every
+    run's number, in `unit`, for the records (``pyburn bench compare`` tests them); a number
+    measured once (a time to solve, a peak of memory) has none.
     """
 
     benchmark: str  # the benchmark's name, e.g. "matmul.flex"
@@ -64,6 +66,8 @@ class Row:
     ratio: float | None
     target: Target | None
     quick: bool = False
+    samples: tuple[float, ...] = ()
+    peer_samples: tuple[float, ...] = ()
 
     @classmethod
     def compare(cls, benchmark: str, case: str, unit: str, per_call: Callable[[float], float],
@@ -74,7 +78,9 @@ class Row:
         ours, theirs = times["pyburn"], times.get(peer)
         return cls(benchmark, case, unit, per_call(ours.median), per_call(ours.min),
                    peer_label, None if theirs is None else per_call(theirs.median),
-                   None if theirs is None else speed_ratio(ours, theirs), target, quick)
+                   None if theirs is None else speed_ratio(ours, theirs), target, quick,
+                   tuple(map(per_call, ours.runs)),
+                   () if theirs is None else tuple(map(per_call, theirs.runs)))
 
     @property
     def verdict(self) -> str:
@@ -126,19 +132,26 @@ class Report:
                  + ", ".join(f"{name} {env[name]}" for name in peers.PEERS), ""]
         header = ("benchmark", "case", "pyburn", "best", "peer", "peer value", "ratio",
                   "target", "")
-        cells = [header] + [_cells(row) for row in self.rows]
-        widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-        right = {2, 3, 5, 6}  # numbers line up on the right
-        for line in cells:
-            text = "  ".join(cell.rjust(w) if i in right else cell.ljust(w)
-                             for i, (cell, w) in enumerate(zip(line, widths)))
-            lines.append(text.rstrip())
+        lines += align([header] + [_cells(row) for row in self.rows], right={2, 3, 5, 6})
         lines.append("")
         lines.append("pyburn, peer value: medians of the runs; best: pyburn's fastest run; "
                      "ratio: pyburn's speed / the peer's, median over back-to-back runs "
                      "(above 1: pyburn is faster)")
         lines.extend(f"skipped {name}: {why}" for name, why in self.skipped)
         return "\n".join(lines)
+
+
+def align(cells: Sequence[Sequence[str]], right: Container[int]) -> list[str]:
+    """Lines of `cells` (a header, then rows) in columns two spaces apart, the columns in
+    `right` (numbers) aligned on the right.
+
+    >>> align([("name", "ms"), ("add", "1.5"), ("matmul", "12.0")], right={1})
+    ['name      ms', 'add      1.5', 'matmul  12.0']
+    """
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+    return ["  ".join(cell.rjust(w) if i in right else cell.ljust(w)
+                      for i, (cell, w) in enumerate(zip(line, widths))).rstrip()
+            for line in cells]
 
 
 def _cells(row: Row) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,20 @@ class Benchmark:
     def unavailable_reason(self) -> str | None:
         """Why this benchmark cannot run here, or None when it can."""
         return self.requires() if self.requires else unavailable(self.device)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family that runs on any device: `measure` takes the device's name and the settings;
+    `on` makes its benchmark on one device."""
+
+    name: str
+    about: str
+    measure: Callable[[str, Settings], list[Row]]
+
+    def on(self, device: str) -> Benchmark:
+        """The family's benchmark on `device` (``unary.wgpu``)."""
+        return Benchmark(self.name, device, self.about, functools.partial(self.measure, device))
 
 
 def unavailable(device: str) -> str | None:

@@ -39,6 +39,7 @@ from .sampler import (
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
+from .shapes import ShapesDataset
 from .shuffle import permutation
 from .tensor_dataset import TensorDataset
 
@@ -54,6 +55,6 @@ def __getattr__(name: str) -> Any:
 __all__ = ["BatchedDataset", "ConcatDataset", "DataFrameDataset", "DataLoader", "Dataset",
            "DistributedSampler", "FakeDataset", "InMemoryDataset", "MapDataset",
            "PartialDataset", "RandomSampler", "Sampler", "SelectionDataset",
-           "SequentialSampler", "ShuffledDataset", "SubsetRandomSampler", "TensorDataset",
-           "WeightedRandomSampler", "WindowDataset", "check_index", "datasets",
+           "SequentialSampler", "ShapesDataset", "ShuffledDataset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "WindowDataset", "check_index", "datasets",
            "default_collate", "permutation", "to_device"]

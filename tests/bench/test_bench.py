@@ -20,10 +20,20 @@ from pyburn.bench.timing import Settings, Timing, measure, speed_ratio
 from pyburn.cli import main
 
 TINY = Settings(repeat=2, warmup=0, min_run_s=0.0, quick=True)
-TINY_ARGS = ["--quick", "--repeat", "2", "--warmup", "0", "--min-time", "0"]
+TINY_ARGS = ["--size", "small", "--repeat", "2", "--warmup", "0", "--min-time", "0"]
 VERDICTS = {"pass", "MISS", "-", "no peer", "quick"}
+#: burn-bench's families, which run on any device
+BURN_BENCH = {"unary", "binary", "custom_gelu", "reduce", "gemm", "softmax", "conv2d",
+              "max_pool2d", "conv3d", "conv_transpose2d", "conv_transpose3d", "attention",
+              "transformer", "lstm", "random", "launch_overhead"}
 ROW_KEYS = {"benchmark", "case", "unit", "value", "best", "peer", "peer_value", "ratio",
             "target", "verdict"}
+
+
+@pytest.fixture(autouse=True)
+def _records_in_tmp(tmp_path, monkeypatch):
+    """Runs write their records to ./benchmarks: here, a fresh folder, not the repository's."""
+    monkeypatch.chdir(tmp_path)
 
 
 def check_row(row: Row, name: str) -> None:
@@ -37,6 +47,8 @@ def check_row(row: Row, name: str) -> None:
         assert row.peer_value > 0 and row.ratio > 0
     assert row.verdict in VERDICTS
     assert row.verdict in (("-",) if row.target is None else ("quick",))
+    assert all(math.isfinite(v) and v > 0 for v in row.samples + row.peer_samples)
+    assert not row.peer_samples or row.peer_value is not None
 
 
 @pytest.mark.parametrize("benchmark", bench.BENCHMARKS, ids=lambda b: b.name)
@@ -53,13 +65,32 @@ def test_every_family_is_selectable_and_listed(capsys):
     families = {b.family for b in bench.BENCHMARKS}
     assert families == {"matmul", "overhead", "elementwise", "reduction", "conv",
                         "autodiff", "train", "rl", "store", "onnx", "models", "gpu", "kernel",
-                        "remote", "wasm", "web"}
+                        "remote", "wasm", "web"} | BURN_BENCH
     for family in families:
         assert {b.family for b in bench.select([family])} == {family}
-    assert bench.select([]) == list(bench.BENCHMARKS)
+    assert bench.select([]) == list(bench.BOUND)  # burn-bench's run when named
     assert main(["bench", "--list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == [b.name for b in bench.BENCHMARKS]
+
+
+def test_devices_choose_the_benchmarks_and_where_burn_bench_families_run():
+    assert {b.device for b in bench.BENCHMARKS if b.family in BURN_BENCH} == {"cpu", "wgpu"}
+    address = "remote+ws://127.0.0.1:1"
+    chosen = bench.select([], ["flex", address])
+    assert {b.device for b in chosen} == {"flex", address}
+    assert [b.name for b in chosen if b.family == "matmul"] == ["matmul.flex"]
+    assert {b.family for b in chosen if b.device == address} == BURN_BENCH
+    assert [b.name for b in bench.select(["gemm", "unary.flex"], ["flex", "cpu"])] == [
+        "unary.flex", "gemm.flex", "gemm.cpu"]
+
+
+def test_a_burn_bench_family_on_a_named_device(capsys):
+    assert main(["bench", "--json", *TINY_ARGS, "--devices", "flex", "gemm"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    cases = [row["case"] for row in report["rows"]]
+    assert {row["benchmark"] for row in report["rows"]} == {"gemm.flex"}
+    assert len(cases) == len(set(cases)) == 6  # four squares, batched, fused
 
 
 def test_json_report_structure(capsys):
@@ -106,13 +137,13 @@ def test_missing_peer_is_reported_not_a_crash(monkeypatch):
     assert peers.versions()["torch"] == "not installed"
 
 
-def test_without_numpy_or_torch_the_cpu_benchmarks_are_skipped():
+def test_without_numpy_or_torch_the_cpu_benchmarks_are_skipped(tmp_path):
     # Pyodide's situation: neither peer nor the cpu device exists; flex still runs.
     code = ("import sys; sys.modules['numpy'] = sys.modules['torch'] = None\n"
             "from pyburn.cli import main\n"
             f"sys.exit(main(['bench', '--json', *{TINY_ARGS!r}, 'matmul']))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
+                            timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert [row["benchmark"] for row in report["rows"]] == ["matmul.flex"]

@@ -140,7 +140,7 @@ def _row(case: str, unit: str, values: Sequence[float], peer: str,
     is_time = unit in ("s", "ms")
     ratio = peer_value / value if is_time else value / peer_value
     return Row("web.chromium", case, unit, value, (min if is_time else max)(values), peer,
-               peer_value, ratio, target, quick)
+               peer_value, ratio, target, quick, tuple(values), tuple(peer_values))
 
 
 def _progress(message: str) -> None:
@@ -174,7 +174,7 @@ def _inference(web: _Browser, digit: list[int], version: str, repeat: int,
                          peer, tfjs_starts, COLD_START_TARGET, quick))
         rows.append(Row("web.chromium", f"first prediction after the page is ready ({MODEL}), "
                         f"{label}", "ms", statistics.median(firsts), min(firsts), "-", None,
-                        None, FIRST_AFTER_READY_TARGET, quick))
+                        None, FIRST_AFTER_READY_TARGET, quick, tuple(firsts)))
         round_trip = statistics.median(round_trips)
         rows.append(_row(f"per-image latency ({MODEL}), {label}; the page's round trip "
                          f"{round_trip:.0f} ms", "ms", model_ms, peer, tfjs_ms, None, quick))
