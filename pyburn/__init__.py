@@ -16,9 +16,11 @@ __version__ = "0.1.0"
 import importlib
 from typing import TYPE_CHECKING
 
+from . import standard as _standard  # noqa: F401  (installs Tensor methods)
 from ._tensor import Tensor
 from .autodiff import enable_grad, is_grad_enabled, no_grad
 from .devices import Device, available_devices, default_device, device, set_default_device
+from .dlpack import from_dlpack
 from .dtypes import (
     DType,
     bool_,
@@ -135,9 +137,9 @@ del _reduction, _movement
 #: the subpackages imported on first use (PEP 562): ``import pyburn`` loads the tensor layer
 #: only, which is most of a browser's cold start; ``pyburn.nn`` or ``from pyburn import nn``
 #: loads nn then
-LAZY_SUBPACKAGES = ("data", "kernel", "nn", "optim", "store", "train")
+LAZY_SUBPACKAGES = ("array_api", "data", "kernel", "nn", "optim", "store", "train")
 if TYPE_CHECKING:  # what static tools see: the subpackages __getattr__ gives
-    from . import data, kernel, nn, optim, store, train  # noqa: F401
+    from . import array_api, data, kernel, nn, optim, store, train  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

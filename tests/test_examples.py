@@ -21,6 +21,7 @@ EXPECTED = {
     "regression.py": "mse against the noise-free function",
     "char_transformer.py": "step   10  loss",
     "cartpole_agents.py": "greedy mean return over 10 episodes",
+    "sklearn_on_pyburn.py": "cpu   pca: Tensor on cpu",
 }
 
 

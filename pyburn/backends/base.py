@@ -97,7 +97,7 @@ class Backend:
     #: until the backend implements it; `to_bytes` falls back on `to_bytes_async`, which a
     #: backend that can block need not write)
     DEFAULTED = frozenset({"to_bytes_async", "read_hooks", "ready", "queue_range_check",
-                           "memory_in_use"})
+                           "memory_in_use", "host_array", "from_host_array"})
 
     # ---- transfer -------------------------------------------------------------------
     def from_bytes(self, data: bytes | memoryview, shape: Shape, dtype: DType) -> Handle:
@@ -116,6 +116,20 @@ class Backend:
         """The object holding `x`'s elements (views of one buffer give the same one) and its
         size in bytes: what a server counts against a session's memory limit."""
         raise NotImplementedError
+
+    def host_array(self, x: Handle) -> Any:
+        """`x` itself where it is a numpy array in this process's memory (the cpu backend's
+        handles), so that DLPack can share it; None (the default) where the elements live
+        elsewhere (a GPU, WebAssembly memory, a server) or in storage numpy cannot view
+        (flex), and an export copies them through `to_bytes`."""
+        return None
+
+    def from_host_array(self, array: Any, dtype: DType) -> Handle:
+        """A handle on a C-ordered or strided numpy array of `dtype`'s numpy type, native
+        byte order: the array itself where the backend's handles are numpy arrays (cpu; it
+        then shares the array's memory), else (the default) a copy through `from_bytes`."""
+        data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+        return self.from_bytes(data, tuple(array.shape), dtype)
 
     def memory_in_use(self) -> int | None:
         """Bytes of the device's own memory its tensors hold now (a GPU's buffers, the wasm

@@ -161,6 +161,14 @@ class CpuBackend(Backend):
         """The elements in C order, little-endian."""
         return x.astype(_LITTLE_ENDIAN[dtype], copy=False).tobytes()
 
+    def host_array(self, x: Handle) -> Handle:
+        """The handle: a numpy array, which DLPack may share."""
+        return x
+
+    def from_host_array(self, array: np.ndarray, dtype: DType) -> Handle:
+        """The array itself, sharing its memory (a handle may be any numpy view)."""
+        return array
+
     # ---- creation ------------------------------------------------------------------------
     def full(self, shape: Shape, value: float | int | bool, dtype: DType) -> Handle:
         """A new array of `shape` filled with `value`."""
