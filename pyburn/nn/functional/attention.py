@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import ArgumentError, ShapeError, Tensor, ones, where
+from .activation import softmax
 from .dropout import dropout
 
 
@@ -65,12 +66,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    top = scores.amax(-1, keepdim=True).detach()  # a shift the softmax does not depend on
-    e = (scores - where(top.isfinite(), top, 0.0)).exp()
-    total = e.sum(-1, keepdim=True)
-    # a row with no allowed position sums to 0: divide by 1 there, so it gives zeros and its
-    # gradient stays finite
-    weights = e / where(total > 0, total, 1.0)
+    if attn_mask is None:  # no row is masked out: the plain softmax (one call on cpu)
+        weights = softmax(scores, -1)
+    else:
+        top = scores.amax(-1, keepdim=True).detach()  # a shift the softmax does not depend on
+        e = (scores - where(top.isfinite(), top, 0.0)).exp()
+        total = e.sum(-1, keepdim=True)
+        # a row with no allowed position sums to 0: divide by 1 there, so it gives zeros and
+        # its gradient stays finite
+        weights = e / where(total > 0, total, 1.0)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ value
