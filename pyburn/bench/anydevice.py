@@ -16,6 +16,8 @@ devices (``--devices cpu,wgpu``) and families you mean to wait for.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,13 +43,19 @@ ENCODER_LAYERS, ENCODER_HEADS = 4, 8
 @dataclass(frozen=True)
 class Api:
     """pyburn or PyTorch as a case uses it: the package, its ``nn.functional`` (F) and
-    ``nn``, the device of inference and that of training (pyburn's autodiff form)."""
+    ``nn``, the device of inference and that of training (pyburn's autodiff form), and what
+    the two spell differently: a tensor of the device made from a numpy array (`upload`), a
+    module's weights saved to a file in the framework's own format (`save`) and loaded back
+    into it (`load`)."""
 
     lib: Any
     F: Any
     nn: Any
     device: Any
     train_device: Any
+    upload: Callable[[Any], Any]
+    save: Callable[[Any, str], None]
+    load: Callable[[Any, str], None]
 
     def rand(self, *shape: int, grad: bool = False) -> Any:
         """A uniform random float32 tensor of `shape`, on the training device when `grad`
@@ -65,13 +73,25 @@ def _read_one(result: Any) -> object:
 
 
 def pyburn_api(device: str) -> Api:
-    """pyburn on `device`."""
-    return Api(pyburn, pyburn_F, pyburn_nn, device, pyburn.device(device).autodiff())
+    """pyburn on `device`: safetensors files through `pyburn.store`."""
+    from .. import store  # import time: the store loads for the families that save
+
+    def load(module: Any, path: str) -> None:
+        module.load_state_dict(store.load(path, device=device))
+
+    return Api(pyburn, pyburn_F, pyburn_nn, device, pyburn.device(device).autodiff(),
+               lambda array: pyburn.from_numpy(array, device=device),
+               lambda module, path: store.save(module, path), load)
 
 
 def torch_api(torch: Any) -> Api:
-    """PyTorch on its CPU."""
-    return Api(torch, torch.nn.functional, torch.nn, "cpu", "cpu")
+    """PyTorch on its CPU: its own ``torch.save`` files."""
+    def load(module: Any, path: str) -> None:
+        module.load_state_dict(torch.load(path, map_location="cpu"))
+
+    return Api(torch, torch.nn.functional, torch.nn, "cpu", "cpu",
+               lambda array: torch.from_numpy(array).clone(),
+               lambda module, path: torch.save(module.state_dict(), path), load)
 
 
 def _tensors(api: Api, shapes: Sequence[Shape]) -> list[Any]:
@@ -151,6 +171,32 @@ def _square(n: int) -> tuple[Shape, Shape]:
 
 def _no_inputs(api: Api, shapes: Sequence[Shape]) -> list[Any]:
     return list(shapes)
+
+
+def _host(api: Api, shapes: Sequence[Shape]) -> list[Any]:
+    """A numpy array of uniform float32 numbers of the one shape (numpy: a peer's input)."""
+    import numpy as np  # optional: the to_device family needs numpy, as its peer does
+
+    (shape,) = shapes
+    return [np.random.default_rng(0).random(shape, dtype=np.float32)]
+
+
+def _record(api: Api, shapes: Sequence[Shape]) -> list[Any]:
+    """An MLP of the shapes' widths and the file its weights were saved to (in a temporary
+    folder that lives as long as the case's inputs)."""
+    ((inputs, hidden),) = shapes
+    model = api.nn.Sequential(api.nn.Linear(inputs, hidden, device=api.device), api.nn.ReLU(),
+                              api.nn.Linear(hidden, inputs, device=api.device))
+    folder = tempfile.TemporaryDirectory(prefix="pyburn-bench-")
+    path = os.path.join(folder.name, "record")
+    api.save(model, path)
+    return [model, path, folder]
+
+
+def _loaded(api: Api, model: Any, path: str, folder: Any) -> Any:
+    """`model` after loading its weights from `path`: its first weight."""
+    api.load(model, path)
+    return next(iter(model.parameters()))
 
 
 def _family(name: str, about: str, cases: Sequence[Case]) -> Family:
@@ -236,4 +282,9 @@ FAMILIES = (
                   _no_inputs)]),
     _family("launch_overhead", "one op on one element, then its read back",
             [Case("x + 1, then read", ((1,),), ((1,),), lambda api, x: x + 1)]),
+    _family("to_device", "32x512x1024 numbers from the host to the device and back",
+            [Case("host -> device -> host", (LARGE,), (SMALL,),
+                  lambda api, host: api.upload(host).numpy(), _host)]),
+    _family("load_record", "an MLP's weights (1024 -> 4096 -> 1024) loaded from its file",
+            [Case("load a saved state dict", ((1024, 4096),), ((8, 16),), _loaded, _record)]),
 )

@@ -25,7 +25,7 @@ VERDICTS = {"pass", "MISS", "-", "no peer", "quick"}
 #: burn-bench's families, which run on any device
 BURN_BENCH = {"unary", "binary", "custom_gelu", "reduce", "gemm", "softmax", "conv2d",
               "max_pool2d", "conv3d", "conv_transpose2d", "conv_transpose3d", "attention",
-              "transformer", "lstm", "random", "launch_overhead"}
+              "transformer", "lstm", "random", "launch_overhead", "to_device", "load_record"}
 ROW_KEYS = {"benchmark", "case", "unit", "value", "best", "peer", "peer_value", "ratio",
             "target", "verdict"}
 
