@@ -15,7 +15,7 @@ def test_the_front_page_links_every_page(web: object, screenshot: object) -> Non
     page.goto(web.site + "index.html")
     links = page.eval_on_selector_all("main a", "links => links.map(a => a.getAttribute('href'))")
     assert links == ["mnist.html", "train.html", "cartpole.html", "classify.html",
-                     "generate.html", "playground.html", "remote.html"]
+                     "generate.html", "playground.html", "remote.html", "bench.html"]
     screenshot(page, "index")
 
 

@@ -1,11 +1,12 @@
 """``pyburn bench board``: records as one static HTML page, a chart per benchmark case.
 
 Each chart is an inline SVG: across, the runs that measured the case, oldest first, named by
-version and commit; up, the median of each run with a band from its fastest to its slowest
-sample; one line per device (with its adapter, and its machine when the records come from
-more than one). Hovering a point shows its run, median and spread (an SVG ``<title>``). The
-page has no script and loads nothing: styles are inline, so it opens from a file, from the
-static site (``make site`` adds it as board.html) or from an e-mail attachment alike.
+version and commit; up, the median of each run with a band and a whisker from its fastest to
+its slowest sample; one line per device (with its adapter, and its machine when the records
+come from more than one). Hovering a point shows its run, median and spread (an SVG
+``<title>``). The page has no script and loads nothing: styles are inline, so it opens from a
+file, from the static site (``make site`` adds it as board.html), from an e-mail attachment
+or inside the site's benchmark page (bench.html, the records of its run) alike.
 """
 
 from __future__ import annotations
@@ -112,8 +113,11 @@ def _svg(chart: Chart) -> str:
         middle = " ".join(f"{x(i):.1f},{y(line[i].summary.median):.1f}" for i in order)
         parts.append(f'<polyline points="{middle}" fill="none" stroke="{colour}" '
                      'stroke-width="2"/>')
-        for i in order:
-            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(line[i].summary.median):.1f}" r="3" '
+        for i in order:  # a whisker too: a run alone has a band of no width
+            s = line[i].summary
+            parts.append(f'<line x1="{x(i):.1f}" y1="{y(s.max):.1f}" x2="{x(i):.1f}" '
+                         f'y2="{y(s.min):.1f}" stroke="{colour}" stroke-opacity="0.5"/>')
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(s.median):.1f}" r="3" '
                          f'fill="{colour}"><title>{html.escape(_tooltip(name, line[i]))}'
                          '</title></circle>')
     parts.append("</svg>")

@@ -6,12 +6,16 @@ its CPU model, CPU count, operating system and architecture. Kernel updates, Pyt
 versions are recorded but left out of the id: a run after an upgrade is still compared with
 the runs before it (that is what a record's history is for). The host name is left out too,
 so that the same machine type in a container with a new name keeps its history.
+
+Inside a web page (the site's benchmark page) Python sees no CPU model and one CPU: the page
+says what the machine is (`in_page`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -58,13 +62,37 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def _machine_id(*parts: object) -> str:
+    """The id of the machine `parts` describe: a short hash of them."""
+    return hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:8]
+
+
 def machine() -> dict[str, object]:
     """The machine a run is on: its id (see the module's docstring), CPU model and count,
     platform, Python and the peers' versions."""
     described = {key: value for key, value in environment().items() if key != "pyburn"}
     cpu = cpu_model()
-    identity = f"{cpu}|{described['cpus']}|{platform.system()}|{platform.machine()}"
-    return {"id": hashlib.sha256(identity.encode()).hexdigest()[:8], "cpu": cpu, **described}
+    return {"id": _machine_id(cpu, described["cpus"], platform.system(), platform.machine()),
+            "cpu": cpu, **described}
+
+
+def in_page(browser: str, system: str, cpus: int) -> dict[str, object]:
+    """The machine of a run inside a web page, as its page tells it: the browser's user agent
+    (`browser`), ``navigator.platform`` (`system`, as the CPU: "Linux x86_64") and
+    ``navigator.hardwareConcurrency`` (`cpus`), with the WebGPU adapter Python reaches (None
+    without one), Pyodide's platform and Python. The id hashes the user agent without its
+    version numbers, the CPU count and the adapter: as on a desktop, an update of the
+    browser keeps the machine's history.
+
+    >>> page = in_page("Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0.0.0", "Linux x86_64", 8)
+    >>> page["id"] == in_page("Mozilla/5.0 (X11; Linux x86_64) Chrome/121.0.1.0",
+    ...                       "Linux x86_64", 8)["id"]
+    True
+    """
+    gpu = adapter("wgpu")
+    described = {key: value for key, value in environment().items() if key != "pyburn"}
+    return {"id": _machine_id(re.sub(r"/[\d.]+", "", browser), cpus, gpu), "cpu": system,
+            **described, "cpus": cpus, "browser": browser, "webgpu": gpu}
 
 
 def adapter(device: str) -> str | None:

@@ -60,7 +60,20 @@ def test_board_is_valid_html_with_an_svg_per_case():
     assert checker.tags.count("svg") == 2  # matmul (two devices) and the reduction
     assert checker.tags.count("polyline") == 3  # a line per device
     assert checker.tags.count("circle") == 7  # a point per record
+    assert page.count('stroke-opacity="0.5"') == 7  # and its whisker, min to max
     assert "sum() &lt;1000x1000&gt;" in page  # escaped
+
+
+def test_a_run_alone_shows_each_spread_as_a_whisker():
+    """One run (the site's benchmark page draws its own): the band has no width, so each
+    point's fastest and slowest samples are a vertical line through it."""
+    (chart,) = board.charts([made([1.0, 2.0, 4.0]), made([3.0, 5.0], benchmark="matmul.wgpu")])
+    svg = board.page([made([1.0, 2.0, 4.0])])
+    (whisker,) = re.findall(r'<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)" '
+                            r'stroke="#[0-9a-f]+" stroke-opacity', svg)
+    x1, top, x2, bottom = map(float, whisker)
+    assert x1 == x2 and top < bottom  # vertical, the slowest (4.0) above the fastest
+    assert len(chart.runs) == 1 and sorted(chart.lines) == ["cpu", "wgpu"]
 
 
 def test_board_loads_nothing():

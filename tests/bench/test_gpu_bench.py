@@ -10,7 +10,7 @@ pytest.importorskip("numpy")
 from pyburn.backends import wgpu  # noqa: E402
 from pyburn.backends.wgpu.conv import VARIANTS as CONV_VARIANTS  # noqa: E402
 from pyburn.backends.wgpu.matmul import VARIANTS  # noqa: E402
-from pyburn.bench import gpu, gpu_check, select  # noqa: E402
+from pyburn.bench import gpu, gpu_check, peers, select  # noqa: E402
 from pyburn.bench.timing import Settings  # noqa: E402
 
 if wgpu.unavailable_reason():
@@ -36,3 +36,11 @@ def test_gpu_check_prints_a_table(capsys):
     assert "MNIST CNN train" in out
     assert all(f"matmul {variant} 32³ f32" in out for variant in VARIANTS)
     assert all(f"conv 32->64 3x3 {variant}, batch 2" in out for variant in CONV_VARIANTS)
+
+
+def test_without_numpy_the_matmul_rows_have_no_peer(monkeypatch):
+    monkeypatch.setitem(peers._loaded, "numpy", None)  # as in a web page
+    rows = gpu.measure_wgpu(Settings(repeat=1, warmup=0, min_run_s=0.0, quick=True))
+    matmuls = [r for r in rows if r.case.startswith("matmul")]
+    assert matmuls and all(r.peer_value is None and r.ratio is None for r in matmuls)
+    assert all(r.value > 0 for r in rows)

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from pyburn.bench import compare, history, record, stats
+from pyburn.bench import compare, history, provenance, record, stats
 from pyburn.bench.cli import with_action
 from pyburn.bench.record import Peer, Record, Run
 from pyburn.bench.suite import unavailable
@@ -179,3 +179,16 @@ def test_bench_without_a_command_runs():
     assert with_action(["bench", "--json", "matmul"]) == ["bench", "run", "--json", "matmul"]
     assert with_action(["bench", "--help"]) == ["bench", "--help"]
     assert with_action(["info"]) == ["info"]
+
+
+def test_a_page_describes_its_machine():
+    """The site's benchmark page: the browser says what the machine is; the id leaves out
+    the browser's version, as a desktop's leaves out Python's."""
+    agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 HeadlessChrome/156.0.0.0"
+    machine = provenance.in_page(agent, "Linux x86_64", 8)
+    assert set(machine) == MACHINE_KEYS | {"browser", "webgpu"}
+    assert (machine["browser"], machine["cpu"], machine["cpus"]) == (agent, "Linux x86_64", 8)
+    newer = agent.replace("156.0.0.0", "157.0.1.2")
+    assert provenance.in_page(newer, "Linux x86_64", 8)["id"] == machine["id"]
+    assert provenance.in_page(agent, "Linux x86_64", 4)["id"] != machine["id"]
+    assert provenance.in_page(agent, "Linux x86_64", 8)["id"] != provenance.machine()["id"]
