@@ -30,7 +30,7 @@ WHEEL_INPUTS := pyproject.toml README.md \
 # imports 0.7 s faster), Pyodide, and the demo weights: those of `make demo` when it has run,
 # else a quick model trained here (one epoch on 12,000 images, about 96% test accuracy, under
 # a minute). The zoo pages' two small models are trained by site/build.py itself on first use
-# (about half a minute each, kept in build/zoo). site/build.py shares `pyburn web build`'s
+# (about half a minute each, side by side, kept in build/zoo). site/build.py shares `pyburn web build`'s
 # pieces (pyburn/web).
 QUICK_WEIGHTS := build/mnist-quick.safetensors
 SITE_WEIGHTS := $(or $(wildcard artifacts/mnist.safetensors),$(QUICK_WEIGHTS))
