@@ -13,8 +13,6 @@ import ast
 import base64
 import hashlib
 import shutil
-import subprocess
-import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -22,7 +20,7 @@ from pathlib import Path
 
 import pyburn
 
-from ..errors import WebBuildError
+from .pyodide import run_python
 
 #: what a page leaves out of pyburn, each with why: tools of the desktop's command line, and
 #: parts that need a library Pyodide's npm package lacks
@@ -42,6 +40,7 @@ BROWSER_EXCLUDE: Mapping[str, str] = {
     "pyburn/backends/cpu": "the numpy device (Pyodide's npm package has no numpy)",
     "pyburn/kernel/numpy_exec.py": "the numpy device's kernel runner",
     "pyburn/backends/wgpu/native.py": "wgpu-py, the desktop's WebGPU",
+    "pyburn/distributed": "data-parallel training on Ray, which Pyodide lacks",
 }
 #: the public names through which an app reaches an excluded part (beyond its own module
 #: name): an app that uses one keeps the part
@@ -49,9 +48,6 @@ ENTRY_POINTS: Mapping[str, tuple[str, ...]] = {
     "pyburn/onnx/exporter": ("pyburn.onnx.export",),
     "pyburn/onnx/codegen.py": ("pyburn.onnx.convert",),
 }
-#: the Node.js script that byte-compiles a folder with Pyodide's Python
-COMPILE_SCRIPT = Path(__file__).parent / "runtime" / "compile.mjs"
-COMPILE_SECONDS = 300
 
 
 def package_files() -> dict[str, Path]:
@@ -187,19 +183,6 @@ def byte_compile(tree: Path, pyodide: Path, sourceless: bool) -> bool:
     """Compile every module under `tree` with the Python of the Pyodide in `pyodide`, run by
     Node.js (`sourceless`: see `write_wheel`). Returns False (and says so) where Node.js is
     missing."""
-    node = shutil.which("node")
-    if node is None:
-        print("note: Node.js is not installed, so the wheel carries no .pyc files and pages "
-              "import pyburn about 0.7 s slower (install Node.js 20+ to compile them)",
-              file=sys.stderr)
-        return False
-    try:
-        flags = ["--sourceless"] if sourceless else []
-        subprocess.run([node, str(COMPILE_SCRIPT), str(pyodide.resolve()), str(tree), *flags],
-                       check=True, capture_output=True, text=True, timeout=COMPILE_SECONDS)
-    except subprocess.CalledProcessError as failed:
-        raise WebBuildError(f"byte-compiling the wheel with Pyodide failed: "
-                            f"{failed.stderr.strip()}") from None
-    except subprocess.TimeoutExpired:
-        raise WebBuildError(f"byte-compiling took over {COMPILE_SECONDS} s") from None
-    return True
+    return run_python(pyodide, [str(tree), *(["--sourceless"] if sourceless else [])],
+                      "the wheel carries no .pyc files and pages import pyburn about 0.7 s "
+                      "slower")
