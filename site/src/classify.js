@@ -2,7 +2,7 @@
 // canvas averaged down to the model's size, and the prediction of the zoo classifier the site
 // trained at build time, computed by pyburn in the worker (py/classify.py).
 
-import { deviceSwitch, runFile, startPyburn } from "./common.js";
+import { deviceSwitch, oneAtATime, runFile, startPyburn } from "./common.js";
 
 const $ = (id) => document.getElementById(id);
 const DEVICE_NAMES = { wgpu: "WebGPU", wasm: "wasm", flex: "flex", cpu: "cpu (numpy)" };
@@ -79,8 +79,7 @@ function clear() {
 }
 
 // One prediction at a time; a drawing finished meanwhile is read when the current one ends.
-let running = null;
-let again = false;
+const predictLatest = oneAtATime(predictOnce);
 
 /** What the page offers scripts (and the end-to-end tests). */
 const demo = {
@@ -89,21 +88,7 @@ const demo = {
   lastSample: null,
   async predict() {
     if (!py) return null; // still loading: the drawing is read once pyburn is ready
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await predictOnce();
-      } while (again);
-    })();
-    try {
-      return await running;
-    } finally {
-      running = null;
-    }
+    return predictLatest();
   },
   /** Paints generated shape number `index` (a random one when undefined) and reads it. */
   async sample(index) {

@@ -3,6 +3,32 @@
 
 import { loadPyburn } from "./web/pyburn.js";
 
+/**
+ * `work` (an async function) made to run one call at a time: a call made while one runs asks
+ * for one more run once that ends (a drawing finished meanwhile is read then) and waits for it.
+ */
+export function oneAtATime(work) {
+  let running = null;
+  let again = false;
+  return async () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await work();
+      } while (again);
+    })();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  };
+}
+
 /** Fetches one of the site's Python files and runs it in the session. */
 export async function runFile(py, path) {
   const response = await fetch(path);

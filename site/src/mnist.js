@@ -3,7 +3,7 @@
 // on a device of the page (mnist.html), or on a `pyburn serve` process reached over the
 // page's WebSocket (remote.html, whose #server field names it).
 
-import { deviceSwitch, runFile, startPyburn } from "./common.js";
+import { deviceSwitch, oneAtATime, runFile, startPyburn } from "./common.js";
 import { mnistPixels, showPixels } from "./digit.js";
 
 const $ = (id) => document.getElementById(id);
@@ -38,8 +38,7 @@ function drawBars(probabilities) {
 }
 
 // One prediction at a time; a drawing finished meanwhile is read when the current one ends.
-let running = null;
-let again = false;
+const predictLatest = oneAtATime(predictOnce);
 let py = null;
 let device = null;
 
@@ -49,21 +48,7 @@ const demo = {
   lastResult: null,
   async predict() {
     if (!py) return null; // still loading: the drawing is read once pyburn is ready
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await predictOnce();
-      } while (again);
-    })();
-    try {
-      return await running;
-    } finally {
-      running = null;
-    }
+    return predictLatest();
   },
 };
 window.mnistDemo = demo;
