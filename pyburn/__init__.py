@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 import importlib
 from typing import TYPE_CHECKING
 
+from . import amp  # noqa: F401  (pyburn.amp.GradScaler)
 from . import standard as _standard  # noqa: F401  (installs Tensor methods)
 from ._tensor import Tensor
 from .autodiff import enable_grad, is_grad_enabled, no_grad
@@ -35,6 +36,7 @@ from .dtypes import (
 )
 from .errors import (
     ArgumentError,
+    CollectiveTimeout,
     DeviceError,
     DimError,
     DTypeError,
@@ -47,6 +49,7 @@ from .errors import (
     ShapeError,
     WebBuildError,
     WorkerError,
+    WorkerFailed,
 )
 from .ops import indexing as _indexing  # noqa: F401  (installs Tensor methods)
 from .ops import linalg as _linalg  # noqa: F401
@@ -124,6 +127,7 @@ from .ops.reduction import (
     var,
 )
 from .ops.sorting import argsort, sort, topk
+from .precision import autocast, get_autocast_dtype, is_autocast_enabled
 from .random import Generator, manual_seed
 
 bool = bool_  # noqa: A001 - PyTorch's spelling, pyburn.bool
@@ -137,9 +141,9 @@ del _reduction, _movement
 #: the subpackages imported on first use (PEP 562): ``import pyburn`` loads the tensor layer
 #: only, which is most of a browser's cold start; ``pyburn.nn`` or ``from pyburn import nn``
 #: loads nn then
-LAZY_SUBPACKAGES = ("array_api", "data", "kernel", "nn", "optim", "store", "train")
+LAZY_SUBPACKAGES = ("array_api", "data", "kernel", "nn", "optim", "quant", "store", "train")
 if TYPE_CHECKING:  # what static tools see: the subpackages __getattr__ gives
-    from . import array_api, data, kernel, nn, optim, store, train  # noqa: F401
+    from . import array_api, data, kernel, nn, optim, quant, store, train  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

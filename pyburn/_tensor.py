@@ -19,7 +19,16 @@ from .errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from .formatting import format_tensor
 from .numpy_support import require_numpy
 from .shape import Shape, norm_dim, numel
-from .tape import AccumulateGrad, is_grad_enabled, leaf_node, link, record
+from .tape import (
+    AccumulateGrad,
+    Hook,
+    RemovableHandle,
+    add_post_accumulate_hook,
+    is_grad_enabled,
+    leaf_node,
+    link,
+    record,
+)
 
 
 class Tensor:
@@ -159,6 +168,30 @@ class Tensor:
         self.requires_grad = True
         leaf_node(self)
         return self
+
+    def register_post_accumulate_grad_hook(self, hook: Hook) -> RemovableHandle:
+        """Call ``hook(self)`` in every backward pass, once this leaf's ``.grad`` holds the
+        gradient of the whole pass (added to what it held before): once per leaf and pass,
+        with leaves in the order the pass finishes them. Returns a handle whose
+        ``remove()`` unregisters the hook. `autodiff.grad`, which leaves ``.grad`` alone,
+        calls no hook. PyTorch's method of the same name.
+
+        >>> import pyburn
+        >>> w = pyburn.ones(2, device=pyburn.device("flex").autodiff(), requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda t: print(t.grad.tolist()))
+        >>> (3 * w).sum().backward()
+        [3.0, 3.0]
+        >>> handle.remove()
+        """
+        if not callable(hook):
+            raise ArgumentError(f"a hook must be callable, got {type(hook).__name__}")
+        if not self.requires_grad:
+            raise ArgumentError("register_post_accumulate_grad_hook on a tensor that does not "
+                                "require grad: call requires_grad_() first")
+        if not self.is_leaf:
+            raise ArgumentError("register_post_accumulate_grad_hook on a tensor computed from "
+                                "others: only leaf tensors accumulate .grad")
+        return add_post_accumulate_hook(leaf_node(self), hook)
 
     def assign_(self, new: Tensor) -> Tensor:
         """Make this tensor hold `new`'s values (cast to this dtype; the shape must match):

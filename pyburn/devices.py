@@ -65,6 +65,10 @@ class Device:
     def __str__(self) -> str:
         return self.name
 
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        # by name: unpickled (in a distributed worker, say) it is that process's own device
+        return (device, (self.name,))
+
 
 _devices: dict[tuple[str, int | str, bool], Device] = {}
 _default: Device | None = None

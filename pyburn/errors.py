@@ -62,3 +62,13 @@ class WebBuildError(PyburnError, ValueError):
 class WorkerError(PyburnError, RuntimeError):
     """A worker process (an environment of `pyburn.rl.AsyncVectorEnv`) that died, or did not
     answer within its time limit."""
+
+
+class WorkerFailed(WorkerError):
+    """A worker of a distributed run (`pyburn.distributed`) that died or failed, with no
+    checkpoint to restart from or no restarts left."""
+
+
+class CollectiveTimeout(PyburnError, TimeoutError):
+    """A collective operation of `pyburn.distributed` that some ranks did not join within
+    the group's timeout (the message names the operation and the missing ranks)."""

@@ -11,6 +11,7 @@ an `AccumulateGrad` node; snapshots of a leaf share it, so gradients reach the l
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -97,17 +98,47 @@ class Node:
         return f"<{self.rule} backward>"
 
 
-class AccumulateGrad(Node):
-    """The node of a leaf that requires grad: gradients arriving here go to ``leaf.grad``."""
+#: a leaf's post-accumulate-grad hook: called with the leaf once its ``.grad`` is complete
+Hook = Callable[["Tensor"], None]
+_hook_keys = itertools.count()
 
-    __slots__ = ("leaf",)
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: gradients arriving here go to ``leaf.grad``,
+    after which the leaf's post-accumulate-grad hooks run (by registration order)."""
+
+    __slots__ = ("leaf", "hooks")
 
     def __init__(self, leaf: Tensor):
         super().__init__("accumulate", (), (), {})
         self.leaf = weakref.ref(leaf)
+        self.hooks: dict[int, Hook] | None = None  # made by the first hook: most leaves have none
 
     def __repr__(self) -> str:
         return "<accumulate grad>"
+
+
+class RemovableHandle:
+    """What registering a hook returns: ``handle.remove()`` unregisters the hook (a second
+    call does nothing)."""
+
+    __slots__ = ("_hooks", "_key")
+
+    def __init__(self, hooks: dict[int, Hook], key: int):
+        self._hooks, self._key = hooks, key
+
+    def remove(self) -> None:
+        """Unregister the hook."""
+        self._hooks.pop(self._key, None)
+
+
+def add_post_accumulate_hook(node: AccumulateGrad, hook: Hook) -> RemovableHandle:
+    """Register `hook` on a leaf's node (``Tensor.register_post_accumulate_grad_hook``)."""
+    if node.hooks is None:
+        node.hooks = {}
+    key = next(_hook_keys)
+    node.hooks[key] = hook
+    return RemovableHandle(node.hooks, key)
 
 
 def snapshot(t: Tensor) -> Tensor:

@@ -22,7 +22,7 @@ import pytest
 
 import pyburn
 
-LAZY = ("array_api", "data", "kernel", "nn", "optim", "store", "train")
+LAZY = ("array_api", "data", "kernel", "nn", "optim", "quant", "store", "train")
 
 
 def _modules_after(code: str) -> set[str]:

@@ -11,6 +11,7 @@ from typing import Any
 from .._tensor import Tensor, install
 from ..errors import ArgumentError, ShapeError
 from ..ops.math_ops import constant
+from ..precision import autocast_state, swap_autocast
 from ..tape import (
     AccumulateGrad,
     Node,
@@ -62,6 +63,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
     wanted = set(capture) if capture is not None else None
     captured: dict[int, Tensor] = {}
     previous = swap_grad_mode(bool(create_graph))
+    # gradients take their forward values' dtypes: no autocast while the rules run
+    previous_autocast = swap_autocast({})
     try:
         for node in _topological(out._node for out in outputs):
             g = pending.pop(node, None)
@@ -84,16 +87,22 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                     pending[parent] = pending[parent] + pg if parent in pending else pg
     finally:
         swap_grad_mode(previous)
+        swap_autocast(previous_autocast)
     return captured
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
+    """Add `g`, the whole gradient this pass sends the leaf (the walk sums every path's
+    before it gets here), to ``leaf.grad``; then run the leaf's post-accumulate hooks."""
     leaf = node.leaf()
     if leaf is None:
         return
     if not create_graph:
         g = g.detach()
     leaf.grad = g if leaf.grad is None else leaf.grad + g
+    if node.hooks:
+        for hook in list(node.hooks.values()):  # a hook may remove itself
+            hook(leaf)
 
 
 
@@ -175,7 +184,8 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
     if not _is_tensor(out):
         raise ArgumentError("checkpoint: the function must return a single tensor")
     if out.device.is_autodiff and out.dtype.is_floating_point:
-        record(out, "checkpoint", tensors, {"fn": fn, "args": args})
+        record(out, "checkpoint", tensors, {"fn": fn, "args": args,
+                                             "autocast": autocast_state()})
     return out
 
 
@@ -191,8 +201,13 @@ def recompute_grads(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) 
         fresh = [t.detach().requires_grad_() if t.requires_grad else t.detach() for t in inputs]
     replacements = iter(fresh)  # the tensors of args, in order, are the recorded inputs
     args = tuple(next(replacements) if _is_tensor(a) else a for a in ctx["args"])
-    with enable_grad():
-        out = ctx["fn"](*args)
+    # under the forward pass's autocast, so that the values recomputed are the same
+    outer_autocast = swap_autocast(ctx["autocast"])
+    try:
+        with enable_grad():
+            out = ctx["fn"](*args)
+    finally:
+        swap_autocast(outer_autocast)
     wanted = [f for f, t in zip(fresh, inputs) if t.requires_grad]
     found = iter(grad(out, wanted, g, create_graph=create, allow_unused=True) if wanted else ())
     return tuple(next(found) if t.requires_grad else None for t in inputs)

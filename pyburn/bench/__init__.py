@@ -1,10 +1,11 @@
 """pyburn's benchmarks (``pyburn bench``): every number next to a peer measured in the same run.
 
-One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train, rl,
-store, onnx, models, gpu, kernel, remote, wasm, web); each holds a ``BENCHMARKS`` tuple whose
-entries are named ``family.device``. burn-bench's families (unary, binary, gemm, conv2d,
-transformer, ...: `anydevice`) run on any device, by default cpu and wgpu, when named or
-with ``--devices``. A run prints a
+One module per family (matmul, overhead, elementwise, reduction, conv, autodiff, train, amp,
+distributed, all_reduce, rl, store, onnx, quant, quant_size, models, gpu, kernel, remote,
+remote_transfer, wasm, web); each holds a ``BENCHMARKS`` tuple whose entries are named
+``family.device``. burn-bench's families (unary, binary, gemm, conv2d, transformer, ...:
+`anydevice`) run on any device, by default cpu and wgpu, when named or with ``--devices``;
+its all_reduce and remote are bound to cpu (`all_reduce`, `remote_transfer`). A run prints a
 table (or JSON with ``--json``) in which every row gives pyburn's median, its fastest run, the
 peer's median, the ratio of their speeds and the target with a pass/miss mark. Peers (numpy,
 PyTorch, plain Python) are optional: a missing one is reported as "not installed". Every run
@@ -22,9 +23,12 @@ from collections.abc import Sequence
 
 from ..errors import ArgumentError
 from . import (
+    all_reduce,
+    amp,
     anydevice,
     autodiff,
     conv,
+    distributed,
     elementwise,
     gpu,
     kernel,
@@ -32,8 +36,11 @@ from . import (
     models,
     onnx,
     overhead,
+    quant,
+    quant_size,
     reduction,
     remote,
+    remote_transfer,
     rl,
     store,
     train,
@@ -48,11 +55,16 @@ from .timing import Settings, Timing, measure
 BOUND: tuple[Benchmark, ...] = (matmul.BENCHMARKS + overhead.BENCHMARKS
                                      + elementwise.BENCHMARKS + reduction.BENCHMARKS
                                      + conv.BENCHMARKS + autodiff.BENCHMARKS
-                                     + train.BENCHMARKS + rl.BENCHMARKS + store.BENCHMARKS
-                                     + onnx.BENCHMARKS + models.BENCHMARKS
+                                     + train.BENCHMARKS + distributed.BENCHMARKS
+                                     + all_reduce.BENCHMARKS
+                                     + rl.BENCHMARKS + store.BENCHMARKS
+                                     + onnx.BENCHMARKS + quant.BENCHMARKS
+                                     + quant_size.BENCHMARKS
+                                     + models.BENCHMARKS
                                      + gpu.BENCHMARKS + kernel.BENCHMARKS
-                                     + remote.BENCHMARKS + wasm.BENCHMARKS
-                                     + web.BENCHMARKS)
+                                     + remote.BENCHMARKS + remote_transfer.BENCHMARKS
+                                     + wasm.BENCHMARKS
+                                     + web.BENCHMARKS + amp.BENCHMARKS)
 
 
 def _anywhere(devices: Sequence[str]) -> tuple[Benchmark, ...]:

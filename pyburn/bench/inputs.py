@@ -53,3 +53,15 @@ class Floats:
         values = self.data.tolist()
         width = self.shape[-1] if self.shape else 1
         return [values[i:i + width] for i in range(0, len(values), width)]
+
+
+def described(shape: Shape) -> str:
+    """A case's words for a float32 tensor of `shape`: its dims and its size.
+
+    >>> described((1, 512, 1024)), described((4, 16, 32)), described((2, 2))
+    ('1x512x1024 f32 (2 MiB)', '4x16x32 f32 (8 KiB)', '2x2 f32 (16 B)')
+    """
+    nbytes = 4 * math.prod(shape)
+    shift, unit = ((20, "MiB") if nbytes >= 1 << 20 else (10, "KiB") if nbytes >= 1 << 10
+                   else (0, "B"))
+    return f"{'x'.join(map(str, shape))} f32 ({nbytes >> shift} {unit})"

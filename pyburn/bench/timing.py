@@ -12,6 +12,7 @@ does not land in one candidate's numbers.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import statistics
@@ -54,8 +55,12 @@ class Timing:
         return min(self.runs)
 
 
-def _timed_run(fn: Callable[[], object], calls: int) -> float:
-    """Seconds taken by `calls` calls of `fn`, with the garbage collector off."""
+def timed_run(fn: Callable[[], object], calls: int) -> float:
+    """Seconds taken by `calls` calls of `fn`, with the garbage collector off.
+
+    >>> timed_run(lambda: None, 10) >= 0.0
+    True
+    """
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -68,13 +73,17 @@ def _timed_run(fn: Callable[[], object], calls: int) -> float:
             gc.enable()
 
 
-def _calls_per_run(fn: Callable[[], object], min_run_s: float) -> int:
+#: a candidate timed elsewhere: given a count of calls, makes them and returns their seconds
+Timer = Callable[[int], float]
+
+
+def _calls_per_run(run: Timer, min_run_s: float) -> int:
     """The smallest count in 1, 2, 5, 10, 20, 50, ... whose run lasts `min_run_s`.
     The probing runs double as warm-up."""
     for scale in itertools.count():
         for step in (1, 2, 5):
             calls = step * 10**scale
-            if _timed_run(fn, calls) >= min_run_s:
+            if run(calls) >= min_run_s:
                 return calls
     raise AssertionError("unreachable: itertools.count() never ends")
 
@@ -88,15 +97,27 @@ def measure(candidates: Mapping[str, Callable[[], object]],
     >>> len(t["noop"].runs)
     3
     """
+    return measure_runs({name: functools.partial(timed_run, fn)
+                         for name, fn in candidates.items()}, settings)
+
+
+def measure_runs(candidates: Mapping[str, Timer], settings: Settings) -> dict[str, Timing]:
+    """`measure` for candidates that time themselves (in another process, say): each is
+    given a count of calls, makes them, and returns the seconds they took.
+
+    >>> t = measure_runs({"noop": lambda calls: 0.5 * calls}, Settings(repeat=2))
+    >>> t["noop"].runs, t["noop"].calls_per_run
+    ((0.5, 0.5), 1)
+    """
     calls: dict[str, int] = {}
-    for name, fn in candidates.items():
-        for _ in range(settings.warmup):
-            fn()
-        calls[name] = _calls_per_run(fn, settings.min_run_s)
+    for name, run in candidates.items():
+        if settings.warmup:
+            run(settings.warmup)
+        calls[name] = _calls_per_run(run, settings.min_run_s)
     runs: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(settings.repeat):
-        for name, fn in candidates.items():
-            runs[name].append(_timed_run(fn, calls[name]) / calls[name])
+        for name, run in candidates.items():
+            runs[name].append(run(calls[name]) / calls[name])
     return {name: Timing(tuple(runs[name]), calls[name]) for name in candidates}
 
 

@@ -12,7 +12,7 @@ layers call).
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, init, lora
 from .activation import (
     CELU,
     ELU,
@@ -146,7 +146,7 @@ __all__ = [
     "ReplicationPad2d", "ReplicationPad3d", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
     "Tanhshrink", "Threshold", "TripletMarginLoss", "Unflatten", "Upsample", "ZeroPad1d",
-    "ZeroPad2d", "ZeroPad3d", "functional", "init",
+    "ZeroPad2d", "ZeroPad3d", "functional", "init", "lora",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "MultiheadAttention", "PositionalEncoding", "RNN",
     "RNNCell", "RotaryEmbedding", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "TransformerEncoder", "TransformerEncoderLayer",

@@ -21,18 +21,25 @@ from .parameter import empty_parameter
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-class _Conv(Module):
-    """What convolutions and transposed convolutions share: settings, parameters, init and
-    repr. `nd` is the number of spatial dims."""
+class ConvSettings:
+    """The settings a convolution layer holds, float or quantized (`pyburn.quant`): `nd`
+    spatial dims, channels, and per-dim kernel size, stride, padding and dilation."""
 
     nd: int
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...] | str
+    dilation: tuple[int, ...]
+    groups: int
+    padding_mode: str
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
-                 padding: Any, dilation: Any, transposed: bool, output_padding: Any,
-                 groups: int, bias: bool, padding_mode: str, device: Any, dtype: Any):
-        super().__init__()
+    def set_settings(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
+                     padding: Any, dilation: Any, groups: int, padding_mode: str) -> None:
+        """Check the settings and hold them, as tuples of `nd` ints."""
         name = type(self).__name__
-        if not isinstance(groups, int) or groups <= 0:
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
             raise ArgumentError(f"{name}: groups must be a positive int, got {groups!r}")
         for what, count in (("in_channels", in_channels), ("out_channels", out_channels)):
             if count % groups:
@@ -45,12 +52,25 @@ class _Conv(Module):
         self.out_channels = out_channels
         self.kernel_size = ntuple(kernel_size, self.nd, "kernel_size", name, 1)
         self.stride = ntuple(stride, self.nd, "stride", name, 1)
-        self.padding: tuple[int, ...] | str = _padding(padding, self.stride, self.nd, name)
+        self.padding = _padding(padding, self.stride, self.nd, name)
         self.dilation = ntuple(dilation, self.nd, "dilation", name, 1)
-        self.transposed = transposed
-        self.output_padding = ntuple(output_padding, self.nd, "output_padding", name, 0)
         self.groups = groups
         self.padding_mode = padding_mode
+
+
+class _Conv(Module, ConvSettings):
+    """What convolutions and transposed convolutions share: settings, parameters, init and
+    repr. `nd` is the number of spatial dims."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
+                 padding: Any, dilation: Any, transposed: bool, output_padding: Any,
+                 groups: int, bias: bool, padding_mode: str, device: Any, dtype: Any):
+        super().__init__()
+        self.set_settings(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                          groups, padding_mode)
+        self.transposed = transposed
+        self.output_padding = ntuple(output_padding, self.nd, "output_padding",
+                                     type(self).__name__, 0)
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         self.weight = empty_parameter(shape, device, dtype)

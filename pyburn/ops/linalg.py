@@ -9,6 +9,7 @@ from typing import Any
 from .._tensor import Tensor, check_dtype_on, install, result
 from ..dtypes import default_float, promote
 from ..errors import ArgumentError, DeviceError, DTypeError, ShapeError
+from ..precision import autocast_inputs
 from ..shape import broadcast_shapes, numel
 from .creation import DeviceLike, arange, creator, target
 from .math_ops import binary, constant, where
@@ -24,6 +25,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.device is not b.device:
         raise DeviceError(f"matmul: tensors are on different devices, {a.device.name} and "
                           f"{b.device.name}")
+    a, b = autocast_inputs("matmul", a, b)
     a_rank, b_rank = len(a.shape), len(b.shape)
     if a_rank == 0 or b_rank == 0:
         raise ShapeError(f"matmul needs tensors of rank >= 1, got shapes {a.shape} and {b.shape}")

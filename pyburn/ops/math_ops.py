@@ -21,6 +21,7 @@ from ..dtypes import (
     scalar_dtype,
 )
 from ..errors import DeviceError, DTypeError
+from ..precision import autocast_inputs
 from ..shape import Shape, broadcast_shapes
 from ..tape import is_grad_enabled
 from .elementwise import BINARY, UNARY, ElementwiseOp
@@ -98,6 +99,7 @@ def unary(name: str, x: Tensor) -> Tensor:
     op = UNARY[name]
     if not isinstance(x, Tensor):
         raise DTypeError(f"{name} expects a tensor, got {type(x).__name__}")
+    (x,) = autocast_inputs(name, x)
     if op.on_bool and x.dtype.is_bool:
         name, op = op.on_bool, UNARY[op.on_bool]
     dtype, out = _domain_dtypes(op, x.dtype)

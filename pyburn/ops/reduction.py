@@ -10,6 +10,7 @@ from typing import Any
 from .._tensor import Tensor, install, result, wrap
 from ..dtypes import bool_, default_float, default_int, int32
 from ..errors import ArgumentError
+from ..precision import autocast_inputs
 from ..shape import norm_dim, norm_dims, numel
 from .math_ops import binary, unary, where
 from .movement import reshape_checked
@@ -25,6 +26,7 @@ def _reduce(op: str, x: Tensor, dim: Dims, keepdim: bool) -> Tensor:
     """Run the backend reduction `op` (an entry of ``REDUCTIONS``) over `dim` and drop the
     reduced dims unless keepdim."""
     reduction = REDUCTIONS[op]
+    (x,) = autocast_inputs(op, x)
     if not reduction.empty_ok:
         _check_nonempty(x, dim, op)
     shape = x.shape
@@ -209,6 +211,7 @@ def _root(total: Tensor, p: float) -> Tensor:
 
 def _scan(op: str, x: Tensor, dim: int, dtype: Any) -> Tensor:
     x = _counting(x) if dtype is None else x.cast(dtype)
+    (x,) = autocast_inputs(op, x)
     if x.ndim == 0:
         return x
     axis = norm_dim(dim, x.ndim)

@@ -19,6 +19,7 @@ import platform
 import signal
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .. import __version__
@@ -45,6 +46,7 @@ from .interrupt import StopSignals
 from .metrics import Loss, Metric, StepOutput
 from .monitor import EarlyStopping, Monitor
 from .render import Progress, Renderer, TerminalRenderer
+from .replica import Replica
 from .runlog import RunLog, event_record
 
 
@@ -94,7 +96,10 @@ class Learner:
       ``learner.control``);
     - `dashboard`: "tui" opens the terminal dashboard around each `fit` (textual,
       ``pip install 'pyburn[tui]'``; plain lines where stdout is not a terminal or textual
-      is missing). Its keys steer the run through `control`.
+      is missing). Its keys steer the run through `control`;
+    - `strategy`: how `fit` spreads the run over several processes, e.g.
+      ``pyburn.distributed.Ray(num_workers=2)`` (data-parallel training on Ray; see its
+      documentation for what runs where). None: this process trains alone.
 
     >>> import pyburn, pyburn.nn.functional as F
     >>> from pyburn.data import DataLoader, TensorDataset
@@ -126,7 +131,7 @@ class Learner:
                  grad_clip: float | None = None, accumulate: int = 1,
                  scheduler_interval: str = "epoch", log_every: int = 50,
                  renderer: Renderer | None = None, control: Control | None = None,
-                 dashboard: str | None = None):
+                 dashboard: str | None = None, strategy: Any = None):
         if not getattr(optimizer, "param_groups", None):
             raise ArgumentError(f"Learner needs an optimizer with param_groups, got "
                                 f"{type(optimizer).__name__}")
@@ -162,6 +167,12 @@ class Learner:
         if dashboard not in (None, "tui"):
             raise ArgumentError(f"dashboard is 'tui' or None, got {dashboard!r}")
         self.dashboard = dashboard
+        if strategy is not None and not callable(getattr(strategy, "fit", None)):
+            raise ArgumentError(f"strategy takes an object with a fit method, such as "
+                                f"pyburn.distributed.Ray, got {type(strategy).__name__}")
+        self.strategy = strategy
+        #: the process group this Learner trains in (one process unless a strategy runs it)
+        self.replica = Replica()
         self.device = _training_device(model, device)
         if callable(getattr(model, "to", None)):
             model.to(self.device)
@@ -195,6 +206,28 @@ class Learner:
         self.interrupted = False
         self._pending = 0  # backward passes since the last update
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A Learner pickles (a strategy ships it to its workers) without its live parts:
+        the control, the renderer, the run log's open file, the strategy and the replica."""
+        state = dict(self.__dict__)
+        for live in ("control", "renderer", "runlog", "strategy", "replica"):
+            del state[live]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled Learner gets a fresh `Control`, a silent `Renderer`, a run log on
+        the same run_dir, no strategy and the one-process replica."""
+        self.__dict__.update(state)
+        self.control, self.renderer = Control(), Renderer()
+        self.runlog = None if self.run_dir is None else RunLog(self.run_dir)
+        self.strategy, self.replica = None, Replica()
+
+    def no_sync(self) -> AbstractContextManager[Any]:
+        """A context in which ``backward()`` keeps gradients local instead of all-reducing
+        them over the workers of a distributed run (gradient accumulation: `accumulate`
+        uses it for every batch of a group but the last); nothing changes in one process."""
+        return self.replica.no_sync()
+
     def _monitors(self) -> list[Monitor]:
         found = [] if self.best is None else [self.best]
         if self.early_stopping is not None:
@@ -220,14 +253,20 @@ class Learner:
         training after the current batch, writes a checkpoint and sets `interrupted`; a
         second signal raises KeyboardInterrupt at once, ``control.abort()`` raises
         `TrainingAborted` at the next step boundary, with no checkpoint.
+
+        With a `strategy`, the strategy runs the training (``strategy.fit(self, ...)``)
+        and leaves this Learner as the run left it.
         """
+        def run() -> list[dict[str, Any]]:
+            if self.strategy is not None:
+                return self.strategy.fit(self, train_loader, valid_loader, epochs, resume)
+            return self._fit(train_loader, valid_loader, epochs, resume)
+
         if self.dashboard == "tui":
             from .dashboard.live import fit_in_dashboard  # import time: textual, when asked
 
-            title = self.run_dir or type(self.model).__name__
-            return fit_in_dashboard(
-                self, lambda: self._fit(train_loader, valid_loader, epochs, resume), title)
-        return self._fit(train_loader, valid_loader, epochs, resume)
+            return fit_in_dashboard(self, run, self.run_dir or type(self.model).__name__)
+        return run()
 
     def _fit(self, train_loader: Iterable[Any], valid_loader: Iterable[Any] | None,
              epochs: int, resume: bool) -> list[dict[str, Any]]:
@@ -372,7 +411,9 @@ class Learner:
                 raise ArgumentError("loss_fn must return a one-element tensor, got "
                                     + (f"shape {loss.shape}" if isinstance(loss, Tensor)
                                        else type(loss).__name__))
-            loss.backward()
+            # a distributed run combines the gradients once per update, in its last pass
+            with (self.no_sync() if self._pending + 1 < self.accumulate else nullcontext()):
+                loss.backward()
         items = count_items(targets)
         # measured before the update, so that the learning rate shown is the one this batch
         # is trained with
@@ -384,6 +425,7 @@ class Learner:
 
     def _update(self) -> None:
         """One optimizer update on the mean of the pending gradients."""
+        self.replica.synchronize()
         if self._pending > 1:
             scale = 1.0 / self._pending
             with no_grad():
@@ -408,13 +450,16 @@ class Learner:
         if self.scheduler is not None and self.scheduler_interval == "epoch":
             self.scheduler.step()
         batches = loader_length(train_loader)
-        train = self._compute(self.train_metrics)
+        # in a distributed run, every rank takes rank 0's values: its decisions (best, early
+        # stopping) are then the same everywhere
+        train, valid = self.replica.share(lambda: (
+            self._compute(self.train_metrics),
+            None if valid_loader is None else self._evaluate(valid_loader, self.epoch)))
         self._log("train", train, batches, batches, end=True)
         results = {"train": self._shown(self.train_metrics, train)}
         record: dict[str, Any] = {"epoch": self.epoch + 1}
         record.update({f"train/{k}": v for k, v in train.items()})
-        if valid_loader is not None:
-            valid = self._evaluate(valid_loader, self.epoch)
+        if valid is not None:
             self._log("valid", valid, None, None, end=True)
             results["valid"] = self._shown(self.valid_metrics, valid)
             record.update({f"valid/{k}": v for k, v in valid.items()})
@@ -429,10 +474,11 @@ class Learner:
             self.renderer.message(f"early stopping: {m.key} has not improved for "
                                   f"{self.early_stopping.patience} epochs (best {m.best:.6g} "
                                   f"at epoch {m.best_epoch})")
-        if improved and self.checkpoints is not None:
+        checkpoints = self._saving()
+        if improved and checkpoints is not None:
             # the best file first: a kill between the two writes is repaired by re-running
             # the epoch from the previous step checkpoint, which rewrites both
-            self.checkpoints.save_best(**self._parts(0, train_loader, self.runlog.sync()))
+            checkpoints.save_best(**self._parts(0, train_loader, self.runlog.sync()))
         self._save(0, train_loader)
 
     def _interrupted(self, position: int, loader: Any, stop: StopSignals) -> None:
@@ -537,11 +583,16 @@ class Learner:
         return {"model": self.model, "optimizer": self.optimizer, "scheduler": self.scheduler,
                 "epoch": self.epoch, "step": self.step, "extra": state}
 
+    def _saving(self) -> CheckpointManager | None:
+        """The checkpoints, where this process writes one now."""
+        return self.checkpoints if self.replica.can_save(self._pending) else None
+
     def _save(self, position: int, loader: Any) -> None:
-        if self.checkpoints is None:
+        checkpoints = self._saving()
+        if checkpoints is None:
             return
         # the log is synced first: the checkpoint records how much of it is settled
-        self.checkpoints.save(**self._parts(position, loader, self.runlog.sync()))
+        checkpoints.save(**self._parts(position, loader, self.runlog.sync()))
 
     def _restore(self, ckpt: Any, loader: Any) -> int:
         """Put the state of checkpoint `ckpt` back; returns the position in the epoch."""
@@ -562,7 +613,8 @@ class Learner:
             self.early_stopping.load_state_dict(state["early_stopping"])
         self.stopped_early = state["stopped_early"]
         self.history = list(state["history"])
-        self.runlog.truncate(state["log_bytes"])
+        if self.runlog is not None:  # a distributed run's other ranks write no log
+            self.runlog.truncate(state["log_bytes"])
         return state["position"]
 
     def _config(self, loader: Any, epochs: int, resumed_from: str | None) -> dict[str, Any]:
@@ -593,4 +645,5 @@ class Learner:
             "keep_last": None if self.checkpoints is None else self.checkpoints.keep_last,
             "best_metric": None if self.best is None else [self.best.key, self.best.mode],
             "early_stopping": repr(self.early_stopping) if self.early_stopping else None,
+            "distributed": self.replica.config(),
         }

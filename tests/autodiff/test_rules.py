@@ -133,7 +133,8 @@ def test_inference_records_nothing(dev, nodes_made, c: Case):
 def test_cases_reach_every_rule(dev, nodes_made):
     """The table exercises every backward rule that a float result can reach on the device.
     `move` and `checkpoint` are checked in test_tape.py and test_api.py, `custom` (a
-    function with its own backward) in tests/kernel/test_op.py; `conv_weight` and
+    function with its own backward) in tests/kernel/test_op.py, `quant_linear` (the packed
+    quantized product) in test_quantized.py; `conv_weight` and
     `nll_loss_grad` are only ever made by a backward pass, which the second-order cases run;
     the rules of an optional capability exist only where the device has it."""
     lib = PyburnLib(dev, pyburn.float32)
@@ -148,6 +149,6 @@ def test_cases_reach_every_rule(dev, nodes_made):
     lacking = {op for op, c in capability.CAPABILITY_OF.items() if c.name not in dev.caps}
     if not {"float64", "float16"} & dev.caps:  # no float dtype to cast float32 to
         lacking.add("cast")
-    wanted = set(RULES) - never_float - lacking - {"move", "custom", "conv_weight",
-                                                   "nll_loss_grad"}
+    wanted = set(RULES) - never_float - lacking - {"move", "custom", "quant_linear",
+                                                   "conv_weight", "nll_loss_grad"}
     assert sorted(wanted - set(nodes_made)) == []

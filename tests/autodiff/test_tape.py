@@ -363,3 +363,39 @@ def test_moving_between_autodiff_devices_is_recorded(dev):
     (y * y).sum().backward()
     assert x.grad.device is dev
     assert values(x.grad) == scaled(2.0)
+
+
+# ---- post-accumulate-grad hooks -------------------------------------------------------------
+
+def test_post_accumulate_grad_hooks_run_once_per_leaf_with_the_whole_gradient():
+    dev = pyburn.device("flex").autodiff()
+    w1, w2 = leaf(dev, [1.0, 2.0]), leaf(dev, [3.0, 4.0])
+    seen: list[tuple[str, list[float]]] = []
+    handles = [w.register_post_accumulate_grad_hook(
+        lambda t, name=name: seen.append((name, values(t.grad)))) for name, w in
+        (("w1", w1), ("w2", w2))]
+    h = w1 * w1  # w1 reaches the loss by two paths: one call, after both are summed
+    (w2 * h + w1).sum().backward()
+    # the layer used last is finished first (what gradient bucketing relies on)
+    assert seen == [("w2", [1.0, 4.0]), ("w1", [7.0, 17.0])]
+    seen.clear()
+    (w1 * 2.0).sum().backward()  # accumulated into .grad before the hook sees it
+    assert seen == [("w1", [9.0, 19.0])]
+    handles[0].remove()
+    handles[0].remove()
+    seen.clear()
+    (w1 * w2).sum().backward()
+    assert [name for name, _ in seen] == ["w2"]
+    pyburn.autodiff.grad((w1 * w2).sum(), [w2])  # leaves .grad alone: no hook
+    assert [name for name, _ in seen] == ["w2"]
+
+
+def test_post_accumulate_grad_hook_needs_a_leaf_that_requires_grad():
+    dev = pyburn.device("flex").autodiff()
+    x = leaf(dev)
+    with raises(pyburn.PyburnError, "does not require grad"):
+        pyburn.tensor([1.0], device=dev).register_post_accumulate_grad_hook(print)
+    with raises(pyburn.PyburnError, "only leaf tensors"):
+        (x * 2.0).register_post_accumulate_grad_hook(print)
+    with raises(pyburn.PyburnError, "callable"):
+        x.register_post_accumulate_grad_hook(None)  # type: ignore[arg-type]

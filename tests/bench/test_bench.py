@@ -64,8 +64,9 @@ def test_every_benchmark_runs_on_tiny_inputs(benchmark):
 def test_every_family_is_selectable_and_listed(capsys):
     families = {b.family for b in bench.BENCHMARKS}
     assert families == {"matmul", "overhead", "elementwise", "reduction", "conv",
-                        "autodiff", "train", "rl", "store", "onnx", "models", "gpu", "kernel",
-                        "remote", "wasm", "web"} | BURN_BENCH
+                        "autodiff", "train", "amp", "distributed", "all_reduce", "rl", "store",
+                        "onnx", "quant", "quant_size", "models", "gpu", "kernel", "remote",
+                        "remote_transfer", "wasm", "web"} | BURN_BENCH
     for family in families:
         assert {b.family for b in bench.select([family])} == {family}
     assert bench.select([]) == list(bench.BOUND)  # burn-bench's run when named

@@ -28,7 +28,7 @@ from ...ops.elementwise import BINARY
 from ...ops.reducers import REDUCTIONS
 from ..base import Backend, Handle, Shape
 from . import conv as convolution
-from . import fused
+from . import fused, quantized
 from .ops import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from .philox import philox_words
 
@@ -133,10 +133,11 @@ class CpuBackend(Backend):
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.ops.capability``: convolution
     #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
-    #: layer_norm, batch_norm, linear, the nll loss and the Adam update, as one numpy
-    #: computation each
+    #: layer_norm, batch_norm, linear, the nll loss, the Adam update and products with packed
+    #: quantized weights, as one numpy computation each
     caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "max_pool",
-                      "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam"})
+                      "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam",
+                      "quant_matmul"})
 
     # ---- transfer ------------------------------------------------------------------------
     def footprint(self, x: Handle) -> tuple[object, int]:
@@ -435,3 +436,17 @@ class CpuBackend(Backend):
              eps: float) -> tuple[Handle, Handle, Handle, Handle | None]:
         """One Adam step: the new parameter and moments."""
         return fused.adam(p, g, m, v, v_max, beta1, beta2, step_size, bias2_sqrt, eps)
+
+    # ---- capability "quant_matmul" (packed int8/int4 weights) ----------------------------
+    @_quietly
+    def quant_linear(self, x: Handle, data: Handle, scale: Handle, zero: Handle | None,
+                     bits: int, signed: bool, block: int, k: int,
+                     bias: Handle | None) -> Handle:
+        """``x @ ((q - zero) * scale).T + bias``, the weight dequantized a tile at a time."""
+        return quantized.quant_linear(x, data, scale, zero, bits, signed, block, k, bias)
+
+    @_quietly
+    def quant_matmul_int(self, a: Handle, a_zero: Handle | None, data: Handle,
+                         zero: Handle | None, bits: int, signed: bool, k: int) -> Handle:
+        """The exact int32 ``(a - a_zero) @ (q - zero).T``."""
+        return quantized.quant_matmul_int(a, a_zero, data, zero, bits, signed, k)

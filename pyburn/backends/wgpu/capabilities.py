@@ -1,5 +1,6 @@
 """The optional capabilities of ``pyburn.nn.functional`` on wgpu ("conv", "max_pool",
-"avg_pool", "softmax", "layer_norm"; the contract is ``pyburn.ops.capability``), as a
+"avg_pool", "softmax", "layer_norm"; and "quant_matmul" of ``pyburn.quant``; the contract is
+``pyburn.ops.capability``), as a
 mixin of the backends whose handles these kernels run on.
 
 Every method turns its handles into computed `GpuTensor`s with `ready`; what it returns is a
@@ -14,20 +15,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import conv, pooling, rows
+from . import conv, pooling, quantized, rows
 from .handle import GpuTensor
 from .launch import Gpu
 
 #: the capability names these methods provide
-KERNEL_CAPS = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm"})
+KERNEL_CAPS = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm",
+                         "quant_matmul"})
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
 
 
 class Capabilities:
-    """conv, conv_transpose, conv_weight, max_pool, avg_pool, softmax and layer_norm as WGSL
-    kernels."""
+    """conv, conv_transpose, conv_weight, max_pool, avg_pool, softmax, layer_norm,
+    quant_linear and quant_matmul_int as WGSL kernels."""
 
     gpu: Gpu
 
@@ -74,3 +76,17 @@ class Capabilities:
         be None), one kernel (``rows.wgsl``)."""
         weight, bias = (None if t is None else self.ready(t) for t in (weight, bias))
         return rows.layer_norm(self.gpu, self.ready(x), weight, bias, ndims, eps)
+
+    def quant_linear(self, x: Any, data: Any, scale: Any, zero: Any, bits: int, signed: bool,
+                     block: int, k: int, bias: Any) -> Any:
+        """x times packed weights dequantized as they are read (``quant_matmul.wgsl``)."""
+        zero, bias = (None if t is None else self.ready(t) for t in (zero, bias))
+        return quantized.quant_linear(self.gpu, self.ready(x), self.ready(data),
+                                      self.ready(scale), zero, bits, signed, block, k, bias)
+
+    def quant_matmul_int(self, a: Any, a_zero: Any, data: Any, zero: Any, bits: int,
+                         signed: bool, k: int) -> Any:
+        """The exact integer product with packed weights (``quant_matmul.wgsl``)."""
+        a_zero, zero = (None if t is None else self.ready(t) for t in (a_zero, zero))
+        return quantized.quant_matmul_int(self.gpu, self.ready(a), a_zero, self.ready(data),
+                                          zero, bits, signed, k)

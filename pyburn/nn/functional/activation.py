@@ -20,6 +20,7 @@ from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, wh
 from ...ops import capability
 from ...ops.capability import SOFTMAX, offered
 from ...ops.math_ops import clamp
+from ...precision import autocast_inputs
 from ...shape import norm_dim
 from ...tape import is_grad_enabled
 
@@ -215,7 +216,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def _softmax_input(input: Tensor, dim: int | None, dtype, op: str) -> tuple[Tensor, int]:
     if dim is None:
         raise ArgumentError(f"{op} needs dim= (the dim to normalise over)")
-    x = input if dtype is None else input.cast(dtype)
+    if dtype is None:  # an explicit dtype is the caller's choice, autocast or not
+        (x,) = autocast_inputs(op, input)
+    else:
+        x = input.cast(dtype)
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op} needs a floating-point tensor, got {x.dtype.name}")
     if x.ndim == 0:

@@ -17,6 +17,7 @@ from typing import Any
 from ... import ArgumentError, ShapeError, Tensor
 from ...ops import capability
 from ...ops.capability import CONV, CONV_BIAS, LINEAR, offered
+from ...precision import autocast_inputs
 from .windows import (
     Ints,
     check_min_rank,
@@ -55,6 +56,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ShapeError(f"linear: input shape {input.shape} does not fit weight shape "
                          f"{weight.shape} (in_features {input.shape[-1]} vs "
                          f"{weight.shape[-1]})")
+    input, weight, bias = autocast_inputs("linear", input, weight, bias)
     if weight.ndim == 2 and (bias is None or (isinstance(bias, Tensor)
                                               and bias.shape == weight.shape[:1])) \
             and offered(LINEAR, input, weight, *(() if bias is None else (bias,))):
@@ -136,6 +138,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
     groups = _check_groups(groups, op)
     stride = ntuple(stride, nd, "stride", op, 1)
     dilation = ntuple(dilation, nd, "dilation", op, 1)
+    input, weight, bias = autocast_inputs(op, input, weight, bias)
     batched = input.ndim == nd + 2
     x = input if batched else input.unsqueeze(0)
     n, c = x.shape[:2]
@@ -208,6 +211,7 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor,
         raise ArgumentError(f"{op}: padding must be an int or {nd} ints, got {padding!r}")
     pads = ntuple(padding, nd, "padding", op, 0)
     extra = ntuple(output_padding, nd, "output_padding", op, 0)
+    input, weight, bias = autocast_inputs(op, input, weight, bias)
     for e, s, d in zip(extra, stride, dilation):
         if e >= s and e >= d:
             raise ArgumentError(f"{op}: output_padding {extra} must be smaller than the stride "

@@ -14,6 +14,7 @@ import math
 from ... import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, Tensor, where
 from ...ops import capability
 from ...ops.capability import NLL_LOSS, offered
+from ...precision import autocast_inputs
 from .activation import _log1p_exp, log_softmax
 from .distance import pairwise_distance
 
@@ -46,7 +47,8 @@ def _mean_by(total: Tensor, weight_sum: Tensor) -> Tensor:
 def _tensor(x: object, name: str, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise ArgumentError(f"{op}: {name} must be a tensor, got {type(x).__name__}")
-    return x if x.dtype.is_floating_point else x.cast("float32")
+    (t,) = autocast_inputs(op, x)
+    return t if t.dtype.is_floating_point else t.cast("float32")
 
 
 def _same_shape(a: Tensor, b: Tensor, op: str, names: str = "input and target") -> None:
@@ -180,6 +182,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, *,
     check_reduction(reduction, "nll_loss")
     cdim = _class_dim(input, target, "nll_loss")
     _class_weight(weight, input.shape[cdim], "nll_loss")
+    (input,) = autocast_inputs("nll_loss", input)
     if _nll_offered(input, target, weight):
         return capability.nll_loss(input, target, cdim, weight, ignore_index, reduction,
                                    "nll_loss")

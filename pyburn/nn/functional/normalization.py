@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ... import ArgumentError, ShapeError, Tensor
 from ...ops import capability
 from ...ops.capability import BATCH_NORM, LAYER_NORM, offered
+from ...precision import autocast_inputs
 from .windows import check_min_rank
 
 #: machine epsilon per float dtype: rms_norm's default eps, as in PyTorch
@@ -46,6 +47,7 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple[
 def _floating(x: Tensor, op: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise ArgumentError(f"{op} expects a tensor, got {type(x).__name__}")
+    (x,) = autocast_inputs(op, x)
     return x if x.dtype.is_floating_point else x.float()
 
 

@@ -1,9 +1,10 @@
 """``pyburn.onnx.export``: a `pyburn.nn.Module` as an ONNX file, by tracing its forward pass.
 
 Tracing works at two levels. A call of a layer that has an exporter (`layers.py`,
-`recurrent.py`: Linear, convolutions, norms, pooling, activations, Embedding, LSTM/GRU/RNN,
-...) becomes that layer's ONNX nodes, with its parameters as initializers; every other
-tensor op the forward pass reaches is recorded as the primitive it is (`primitives.py`).
+`recurrent.py`, `quantized.py`: Linear, convolutions, norms, pooling, activations, Embedding,
+LSTM/GRU/RNN, pyburn.quant's layers as QDQ, ...) becomes that layer's ONNX nodes, with its
+parameters as initializers; every other tensor op the forward pass reaches is recorded as the
+primitive it is (`primitives.py`).
 Tensors made during the forward pass from Python values become constants; ops on constants
 only are folded. The model runs in eval mode (dropout off, batch norm on running statistics)
 and without autodiff recording; its training flags are restored afterwards.
@@ -30,7 +31,7 @@ from ...errors import ArgumentError
 from ...nn.module import Module
 from ...tape import no_grad
 from .. import ir
-from . import activations, layers, pooling, recurrent  # noqa: F401 - registers the exporters
+from . import activations, layers, pooling, quantized, recurrent  # noqa: F401 - registers them
 from .align import Axes, align, variant_inputs
 from .builder import Builder
 from .dims import Dim, SizePlan

@@ -24,20 +24,22 @@ from .convolution import CONV, CONV_BIAS, conv, conv_transpose, conv_weight
 from .loss import NLL_LOSS, nll_loss, nll_loss_grad
 from .optimizer import ADAM, adam
 from .pooling import AVG_POOL, MAX_POOL, avg_pool, max_pool
+from .quantized import QUANT_MATMUL
 from .record import Capability, offered
 from .rows import BATCH_NORM, LAYER_NORM, SOFTMAX, batch_norm, layer_norm, softmax
 
 #: every capability, by the name a backend lists in its ``caps``
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     CONV, CONV_BIAS, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM, LINEAR, NLL_LOSS,
-    ADAM)}
+    ADAM, QUANT_MATMUL)}
 #: the backward rule of every op the capabilities record
 RULES: dict[str, Rule] = {op: rule for c in CAPABILITIES.values() for op, rule in c.rules.items()}
 #: the capability each recorded op belongs to
 CAPABILITY_OF: dict[str, Capability] = {op: c for c in CAPABILITIES.values() for op in c.rules}
 
 __all__ = ["ADAM", "AVG_POOL", "BATCH_NORM", "CAPABILITIES", "CAPABILITY_OF", "CONV", "CONV_BIAS",
-           "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "RULES", "SOFTMAX", "Capability",
+           "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "QUANT_MATMUL", "RULES", "SOFTMAX",
+           "Capability",
            "adam", "avg_pool", "batch_norm", "conv", "conv_transpose", "conv_weight",
            "layer_norm", "linear", "max_pool", "nll_loss", "nll_loss_grad", "offered",
            "softmax"]

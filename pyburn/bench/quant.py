@@ -1,0 +1,137 @@
+"""Products with packed int8 weights on cpu (``pyburn.quant.kernels``), against float32 and
+against onnxruntime's int8 kernels on the same matrices, in the same run.
+
+For M rows of x (64 and 256) times a 1024 x 1024 weight (ms per call): the weight-only
+product (x float32, the weight dequantized a tile at a time) and the dynamic one (x quantized
+to uint8 on the fly, the exact integer product, the rescale), each against numpy's float32
+``x @ W.T`` (the ratio above 1: the quantized product is faster); the dynamic product
+against the same float MatMul quantized by ``onnxruntime.quantization.quantize_dynamic``
+(DynamicQuantizeLinear, MatMulInteger, Cast, Mul) in an onnxruntime session; and the
+integer product alone against onnxruntime's MatMulInteger on the same integers. The weight is
+quantized symmetric per tensor (int8, scale max |W| / 127), as quantize_dynamic does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import pyburn
+
+from ..ops.capability.quantized import quant_matmul_int
+from ..quant import kernels as qk
+from ..quant.packing import pack
+from . import peers
+from .inputs import Floats
+from .onnx import _quiet_options
+from .report import Row
+from .suite import Benchmark
+from .timing import Settings, measure
+
+ROWS = (64, 256)
+SIZE = 1024
+QUICK = ((4,), 32)
+
+
+def _float_matmul_model(w: Any, path: str) -> None:
+    """An ONNX file with one MatMul of x (M, K) by the initializer w.T (K, N)."""
+    from pyburn.onnx import ir, proto  # import time: pyburn.onnx loads for this family only
+
+    k = w.shape[1]
+    weight = pyburn.from_numpy(w.T.copy(), device="cpu")
+    graph = ir.Graph([ir.Node("MatMul", ["x", "w"], ["y"])],
+                     [ir.ValueInfo("x", "float32", ("m", k))],
+                     [ir.ValueInfo("y", "float32", ("m", w.shape[0]))],
+                     {"w": ir.TensorData("w", "float32", (k, w.shape[0]), weight.to_bytes())})
+    proto.save_model(ir.Model(graph, {"": 17}, ir_version=8), path)
+
+
+def _integer_model(ort: Any, q: Any, np: Any, folder: str) -> Any:
+    """An onnxruntime session of one MatMulInteger of uint8 a (M, K) with its zero point by
+    the int8 weight q.T."""
+    from onnx import TensorProto, helper, numpy_helper  # optional: onnx, beside onnxruntime
+
+    k, n = q.shape[1], q.shape[0]
+    node = helper.make_node("MatMulInteger", ["a", "w", "az"], ["y"])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, ["m", k]),
+                      helper.make_tensor_value_info("az", TensorProto.UINT8, [])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, ["m", n])],
+        [numpy_helper.from_array(q.T.astype(np.int8).copy(), "w")])
+    path = os.path.join(folder, "integer.onnx")
+    with open(path, "wb") as f:
+        f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                .SerializeToString())
+    return ort.InferenceSession(path, _quiet_options(ort), providers=["CPUExecutionProvider"])
+
+
+def _ort_sessions(ort: Any, w: Any, q: Any, np: Any, folder: str) -> tuple[Any, Any]:
+    """(the quantize_dynamic'ed float MatMul, the MatMulInteger alone) as sessions."""
+    # optional: onnxruntime (untyped: imported by name, as Any)
+    quantization: Any = importlib.import_module("onnxruntime.quantization")
+    source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "dynamic.onnx")
+    _float_matmul_model(w, source)
+    quantization.quantize_dynamic(source, target, weight_type=quantization.QuantType.QInt8)
+    dynamic = ort.InferenceSession(target, _quiet_options(ort),
+                                   providers=["CPUExecutionProvider"])
+    return dynamic, _integer_model(ort, q, np, folder)
+
+
+def measure_cpu(settings: Settings) -> list[Row]:
+    """The int8 products against float32 numpy and onnxruntime's int8 kernels."""
+    np: Any = peers.load("numpy")  # present: the cpu device needs it
+    ort: Any = peers.load("onnxruntime")
+    rows_of_x, size = QUICK if settings.quick else (ROWS, SIZE)
+    w = Floats.random((size, size), seed=2).numpy(np) / np.float32(size ** 0.5)
+    scale = np.float32(np.abs(w).max() / 127)
+    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int32)
+    data = pack(pyburn.from_numpy(q, device="cpu"), 8, True)
+    t_scale = pyburn.tensor(float(scale), device="cpu")
+    dense = (q * scale).astype(np.float32)
+    out = []
+    with tempfile.TemporaryDirectory() as folder:
+        sessions = _ort_sessions(ort, w, q, np, folder) if ort is not None else None
+        for m in rows_of_x:
+            x = Floats.random((m, size), seed=m).numpy(np)
+            tx = pyburn.from_numpy(x, device="cpu")
+            a = np.clip(np.rint(x / np.abs(x).max() * 127) + 128, 0, 255).astype(np.uint8)
+            ta = pyburn.from_numpy(a.astype(np.int32), device="cpu")
+            ta_zero = pyburn.full((m, 1), 128, dtype=pyburn.int32, device="cpu")
+            # (cpu computes at once: the results need no read to be there)
+            candidates: dict[str, Callable[[], object]] = {
+                "weight_only": partial(qk.linear_weight_only, tx, data, t_scale, None, bits=8,
+                                       signed=True, block=0, k=size),
+                "dynamic": partial(qk.linear_dynamic, tx, data, t_scale, None, k=size),
+                "integer": partial(quant_matmul_int, ta, ta_zero, data, None, 8, True, size),
+                "peer_numpy": partial(np.matmul, x, dense.T)}
+            if sessions is not None:
+                candidates["peer_dynamic"] = partial(sessions[0].run, None, {"x": x})
+                candidates["peer_integer"] = partial(sessions[1].run, None, {
+                    "a": a, "az": np.array(128, np.uint8)})
+            times = measure(candidates, settings)
+            shape = f"{m}x{size} @ int8 {size}x{size}"
+            numpy_label = peers.label("numpy") + " float32 x @ W.T"
+            ort_label = peers.label("onnxruntime")
+            for ours, case, peer_key, label in (
+                    ("weight_only", f"weight-only {shape}", "peer_numpy", numpy_label),
+                    ("dynamic", f"dynamic {shape}", "peer_numpy", numpy_label),
+                    ("dynamic", f"dynamic {shape} (vs quantize_dynamic'ed MatMul)",
+                     "peer_dynamic", ort_label + " quantize_dynamic"),
+                    ("integer", f"integer product {shape}", "peer_integer",
+                     ort_label + " MatMulInteger")):
+                pair = {"pyburn": times[ours]}
+                if peer_key in times:
+                    pair["peer"] = times[peer_key]
+                out.append(Row.compare("quant.cpu", case, "ms", lambda s: s * 1e3, pair,
+                                       "peer", label, None, settings.quick))
+    return out
+
+
+BENCHMARKS = (
+    Benchmark("quant", "cpu", "int8 weight-only / dynamic 1024x1024 products vs float32 numpy "
+              "and onnxruntime's int8 kernels", measure_cpu),
+)
