@@ -1,8 +1,8 @@
 """Builds the static site into site/dist: the pages, the web loader, Pyodide, the pyburn wheel
-(all of pyburn, byte-compiled), the demo weights, an MNIST subset and the zoo pages' models
-(trained here on first use: `train_shapes.py`, `train_zen.py`). `make site` runs it; the
-result works from any static file server, offline. It shares `pyburn web build`'s pieces
-(pyburn/web): the same Pyodide copy, wheel and precompressed files.
+(all of pyburn, byte-compiled), the demo weights (in int8), an MNIST subset and the zoo
+pages' models (trained here on first use: `train_shapes.py`, `train_zen.py`). `make site`
+runs it; the result works from any static file server, offline. It shares `pyburn web
+build`'s pieces (pyburn/web): the same Pyodide copy, wheel and precompressed files.
 
     python site/build.py --weights artifacts/mnist.safetensors --out site/dist
 """
@@ -111,6 +111,17 @@ def _demo_kernels(weights: Path) -> list[tuple[str, str]]:
         return []
 
 
+def write_demo_weights(weights: Path, target: Path) -> None:
+    """The draw-a-digit model's weights as the page fetches them: its convolution and linear
+    weights in int8, symmetric per channel (`pyburn.quant`), a quarter of float32's bytes;
+    `pyburn.models.load_mnist` runs them in float."""
+    from pyburn import quant, store
+    from pyburn.models import load_mnist
+
+    model = load_mnist(weights.read_bytes(), device="cpu")
+    quant.save(quant.quantize(model), target, metadata=store.load_metadata(weights))
+
+
 def write_board(out: Path) -> None:
     """The benchmark board of BENCHMARKS' records as `out`/board.html; nothing without
     records."""
@@ -137,13 +148,13 @@ def build(weights: Path, out: Path, source: Path) -> None:
     (out / "wheels").mkdir()
     wheel = write_wheel(browser_files(EXCLUDE), out / "wheels", source)
     (out / "data").mkdir()
-    shutil.copy2(weights, out / "data" / "mnist.safetensors")
+    write_demo_weights(weights, out / "data" / "mnist.safetensors")
     write_mnist_subset(out / "data" / "mnist-subset.safetensors")
     for folder in trained_zoo():
         for made in folder.glob("[!.]*"):
             shutil.copy2(made, out / "data" / made.name)
     manifest = {"pyodide": "pyodide/", "packages": served, "wheels": [f"wheels/{wheel.name}"],
-                **kernels.write(out, _demo_kernels(weights))}
+                **kernels.write(out, _demo_kernels(out / "data" / "mnist.safetensors"))}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     write_board(out)
     compress.precompress(out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import store
+from .. import quant, store
 from .._tensor import Tensor
 from ..errors import ArgumentError, ShapeError
 from ..nn import functional as F
@@ -158,6 +158,9 @@ def load_mnist(source: Any, device: Any = None) -> Module:
     """
     metadata = store.load_metadata(source) or {}
     model = mnist_model({k: v for k, v in metadata.items() if k in CONFIG_KEYS}, device=device)
+    if quant.saving.QUANT_KEY in store.read_header(source).metadata:
+        # weights saved quantized (`pyburn.quant.save`): loaded as they are, run in float
+        return quant.dequantize(quant.load_into(model, source)).eval()
     model.load_state_dict(store.load(source, device="flex"))
     return model.eval()
 

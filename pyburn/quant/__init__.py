@@ -6,7 +6,9 @@
 - `quantize`: a model's Linear and convolution layers replaced by `QuantizedLinear`,
   `QuantizedConv1d`, `QuantizedConv2d` (weights only, or dynamic or static activations);
 - `calibrate`: the input ranges static quantization needs, from a few batches;
-- `save` / `load_into`: quantized models in safetensors files, schemes in the metadata.
+- `save` / `load_into`: quantized models in safetensors files, schemes in the metadata;
+- `dequantize`: the quantized layers back as float ones (a model downloaded in int8 that
+  runs in float).
 
 docs/quantization.md has the formats, the conventions and the limits.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from .calibration import Calibration, calibrate
 from .layers import QuantizedConv1d, QuantizedConv2d, QuantizedLayer, QuantizedLinear
-from .module import quantize
+from .module import dequantize, quantize
 from .saving import load_into, save
 from .scheme import (
     ACTIVATIONS,
@@ -37,4 +39,4 @@ __all__ = ["ACTIVATIONS", "INT4_BLOCK128", "INT4_BLOCK32", "INT8_ASYMMETRIC_PER_
            "QTensor", "QuantScheme", "QuantizedConv1d", "QuantizedConv2d", "QuantizedLayer",
            "QuantizedLinear", "UINT4_BLOCK32", "UINT8_ASYMMETRIC_PER_CHANNEL",
            "UINT8_ASYMMETRIC_PER_TENSOR", "calibrate", "fake_quantize", "fake_quantize_dynamic",
-           "load_into", "quantize", "save"]
+           "dequantize", "load_into", "quantize", "save"]

@@ -33,6 +33,7 @@ from ..nn.linear import Linear
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 from ..ops.creation import ones, tensor, zeros
+from ..tape import no_grad
 from . import kernels
 from .packing import words_per_row
 from .scheme import ACTIVATIONS, INT8_SYMMETRIC_PER_CHANNEL, QuantScheme
@@ -162,6 +163,22 @@ class QuantizedLayer(Module):
         new.train(layer.training)
         return new
 
+    def dequantized(self) -> Module:
+        """The float layer this one stands for (a `replaces` instance on this layer's
+        device), its weight the dequantized values, its bias this layer's Parameter; the
+        input's quantization is dropped. How a model shipped with quantized weights runs
+        in float (`pyburn.quant.dequantize`)."""
+        layer = self._float_like()
+        with no_grad():
+            layer.weight.assign_(self.weight.dequantize())
+        layer.bias = self.bias
+        layer.train(self.training)
+        return layer
+
+    def _float_like(self) -> Any:
+        """A float layer of this layer's configuration and device."""
+        raise NotImplementedError
+
     def _quant_repr(self) -> str:
         return f"scheme={self.scheme.describe()}, activations={self.activations}"
 
@@ -192,6 +209,10 @@ class QuantizedLinear(QuantizedLayer):
         """A `QuantizedLinear` of `layer`'s sizes and device, holding zeros."""
         return cls(layer.in_features, layer.out_features, layer.bias is not None, scheme,
                    activations, device=layer.weight.device)
+
+    def _float_like(self) -> Linear:
+        return Linear(self.in_features, self.out_features, self.bias is not None,
+                      device=self.weight_data.device)
 
     def merge_delta(self, delta: Tensor) -> QuantizedLinear:
         """A new layer holding ``W + delta`` quantized by this layer's scheme, with this
@@ -242,6 +263,11 @@ class _QuantizedConvNd(QuantizedLayer, ConvSettings):
         return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
                    layer.padding, layer.dilation, layer.groups, layer.bias is not None,
                    layer.padding_mode, scheme, activations, device=layer.weight.device)
+
+    def _float_like(self) -> Module:
+        return self.replaces(self.in_channels, self.out_channels, self.kernel_size, self.stride,
+                             self.padding, self.dilation, self.groups, self.bias is not None,
+                             self.padding_mode, device=self.weight_data.device)
 
     def forward(self, input: Tensor) -> Tensor:
         """The convolution of `input` (N, C_in, *spatial) or (C_in, *spatial) with the

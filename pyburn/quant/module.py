@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ArgumentError
 from ..nn.module import Module
 from .calibration import Calibration
-from .layers import QUANTIZED, check_mode
+from .layers import QUANTIZED, QuantizedLayer, check_mode
 from .scheme import INT8_SYMMETRIC_PER_CHANNEL, QuantScheme
 from .selection import Filter, replace, select
 
@@ -47,4 +47,24 @@ def quantize(module: Module, scheme: QuantScheme = INT8_SYMMETRIC_PER_CHANNEL,
         input_range = None if calibration is None else calibration.range_of(name)
         new = QUANTIZED[type(layer)].from_float(layer, scheme, activations, input_range)
         module = replace(module, name, new)
+    return module
+
+
+def dequantize(module: Module) -> Module:
+    """`module` with every quantized layer replaced by the float layer it stands for, its
+    weight dequantized (`QuantizedLayer.dequantized`): for a model shipped with int8 or int4
+    weights (a quarter or an eighth of the bytes to download) that then runs in float. Works
+    in place; returns the module (the new layer when `module` is itself a quantized layer).
+
+    >>> import pyburn
+    >>> from pyburn import nn, quant
+    >>> model = quant.quantize(nn.Sequential(nn.Linear(4, 2, device="flex")))
+    >>> type(quant.dequantize(model)[0]).__name__
+    'Linear'
+    """
+    if not isinstance(module, Module):
+        raise ArgumentError(f"dequantize takes a pyburn.nn.Module, got {type(module).__name__}")
+    found = [(name, m) for name, m in module.named_modules() if isinstance(m, QuantizedLayer)]
+    for name, layer in found:
+        module = replace(module, name, layer.dequantized())
     return module

@@ -1,6 +1,7 @@
 """The MNIST models: shapes, sizes, the normalisation, configurations, and outputs and
 gradients equal to the same network written in PyTorch (`pyburn.bench.train.torch_twin`, the
-benchmark's peer, so the benchmark is known to compare like with like)."""
+benchmark's peer, so the benchmark is known to compare like with like); weights saved
+quantized load as a float model."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 import pyburn
 import pyburn.nn.functional as F
-from pyburn.models import MEAN, STD, MnistCNN, MnistMLP, mnist_model, normalize
+from pyburn import quant, store
+from pyburn.models import MEAN, STD, MnistCNN, MnistMLP, load_mnist, mnist_model, normalize
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
@@ -97,3 +99,17 @@ def test_outputs_and_gradients_match_pytorch(kind, device):
     with pyburn.no_grad(), torch.no_grad():
         np.testing.assert_allclose(np.array(model(x.to(model.fc1.weight.device)).tolist()),
                                    twin(tx).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_model_saved_quantized_loads_as_float_through_load_mnist(tmp_path):
+    pyburn.manual_seed(2)
+    model = MnistCNN(device="cpu").eval()
+    path = tmp_path / "int8.safetensors"
+    quant.save(quant.quantize(model), path, metadata={**model.config(), "accuracy": 0.5})
+    assert store.load_metadata(path)["accuracy"] == 0.5
+    loaded = load_mnist(path, device="cpu")
+    assert isinstance(loaded, MnistCNN) and not loaded.training
+    assert not any(isinstance(m, quant.QuantizedLayer) for m in loaded.modules())
+    x = pyburn.rand(2, 1, 28, 28, device="cpu")
+    np.testing.assert_allclose(np.array(loaded(x).tolist()), np.array(model(x).tolist()),
+                               rtol=1e-5, atol=1e-6)

@@ -67,6 +67,24 @@ def test_a_layer_given_as_the_model_comes_back_quantized():
     assert isinstance(quantized, quant.QuantizedLinear) and quantized.bias is layer.bias
 
 
+@pytest.mark.parametrize("scheme", [quant.INT8_SYMMETRIC_PER_CHANNEL, quant.INT4_BLOCK32],
+                         ids=["int8", "int4"])
+def test_dequantize_gives_float_layers_computing_the_weight_only_model(scheme):
+    pyburn.manual_seed(1)
+    model = quant.quantize(SmallCNN("cpu").eval(), scheme)
+    x = pyburn.rand(3, 1, 8, 8, device="cpu")
+    want = np.array(model(x).tolist())
+    weights = {name: m.weight.dequantize().numpy() for name, m in model.named_modules()
+               if isinstance(m, quant.QuantizedLayer)}
+    floats = quant.dequantize(model)
+    assert not any(isinstance(m, quant.QuantizedLayer) for m in floats.modules())
+    layers = dict(floats.named_modules())
+    for name, weight in weights.items():
+        assert type(layers[name]) in (nn.Linear, nn.Conv1d, nn.Conv2d)
+        assert np.array_equal(layers[name].weight.numpy(), weight), name
+    np.testing.assert_allclose(np.array(floats(x).tolist()), want, rtol=1e-5, atol=1e-6)
+
+
 def test_bad_arguments_are_refused():
     model = _mlp("flex")
     with pytest.raises(ArgumentError, match="nothing to quantize in ReLU"):
