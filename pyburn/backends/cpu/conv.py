@@ -178,6 +178,27 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, di
     return image.swapaxes(0, 1).astype(dtype, copy=False)
 
 
+def _box_max(xp: np.ndarray, kernel: Ints, stride: Ints, dilation: Ints) -> np.ndarray:
+    """The maxima of padded `xp`'s windows, one trailing dim at a time (the max of a box is
+    the max over each dim in turn): k - 1 running `np.maximum`s per dim on strided views,
+    in place, instead of prod(kernel) - 1 over whole windows."""
+    nd = len(kernel)
+    out = [(n - d * (k - 1) - 1) // s + 1
+           for n, k, s, d in zip(xp.shape[xp.ndim - nd:], kernel, stride, dilation)]
+    y = xp
+    for i, (k, s, d, o) in enumerate(zip(kernel, stride, dilation, out)):
+        axis = y.ndim - nd + i
+        taps = []
+        for j in range(k):
+            index = [slice(None)] * y.ndim
+            index[axis] = slice(j * d, j * d + s * (o - 1) + 1, s)
+            taps.append(y[tuple(index)])
+        y = np.maximum(taps[0], taps[1]) if k > 1 else taps[0].copy()
+        for tap in taps[2:]:
+            np.maximum(y, tap, out=y)
+    return y
+
+
 def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads, dilation: Ints,
              indices: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Max over windows of the trailing ``len(kernel)`` dims of float x, padded with -inf:
@@ -192,12 +213,13 @@ def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads, dilation:
     `copyto(where=)`): on unpredictable masks those run ten times slower than arithmetic."""
     nd = len(kernel)
     spatial = x.shape[x.ndim - nd:]
-    view = _windows(_padded(x, padding, -np.inf), kernel, stride, dilation)
+    padded = _padded(x, padding, -np.inf)
+    if not indices:
+        return _box_max(padded, kernel, stride, dilation), None
+    view = _windows(padded, kernel, stride, dilation)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     pieces = [view[(Ellipsis, *offset)] for offset in offsets]
     values = functools.reduce(np.maximum, pieces)
-    if not indices:
-        return values, None
     best = np.zeros(values.shape, dtype=np.int8 if len(offsets) < 128 else np.int32)
     has_nan = bool(np.isnan(np.max(x))) if x.size else False  # max propagates NaN
     for k in reversed(range(len(pieces))):  # the lowest offset that holds the max stays
