@@ -1,5 +1,6 @@
-"""Products with packed int8 weights on cpu (``pyburn.quant.kernels``), against float32 and
-against onnxruntime's int8 kernels on the same matrices, in the same run.
+"""Products with packed int8/int4 weights (``pyburn.quant.kernels``) on cpu, against float32
+and against onnxruntime's int8 kernels on the same matrices, in the same run; and on the
+wasm device, against its own float32 product.
 
 For M rows of x (64 and 256) times a 1024 x 1024 weight (ms per call): the weight-only
 product (x float32, the weight dequantized a tile at a time) and the dynamic one (x quantized
@@ -9,11 +10,17 @@ against the same float MatMul quantized by ``onnxruntime.quantization.quantize_d
 (DynamicQuantizeLinear, MatMulInteger, Cast, Mul) in an onnxruntime session; and the
 integer product alone against onnxruntime's MatMulInteger on the same integers. The weight is
 quantized symmetric per tensor (int8, scale max |W| / 127), as quantize_dynamic does.
+
+On wasm (``quant.wasm``; wasmtime on the desktop, the page's engine in a browser): 1 and 64
+rows times a 1024 x 1024 weight, int8 per tensor and int4 block 32 weight-only and int8
+dynamic, each against the device's float32 ``x @ W.T`` (what a float Linear runs there), and
+the int8 weight-only product against ``x @ Wt`` with the float weight stored transposed.
 """
 
 from __future__ import annotations
 
 import importlib
+import operator
 import os
 import tempfile
 from collections.abc import Callable
@@ -22,6 +29,7 @@ from typing import Any
 
 import pyburn
 
+from .. import quant
 from ..ops.capability.quantized import quant_matmul_int
 from ..quant import kernels as qk
 from ..quant.packing import pack
@@ -131,7 +139,52 @@ def measure_cpu(settings: Settings) -> list[Row]:
     return out
 
 
+#: the wasm rows: (product, weight scheme), each against float32
+WASM_CASES = (("weight-only", quant.INT8_SYMMETRIC_PER_TENSOR),
+              ("weight-only", quant.INT4_BLOCK32), ("dynamic", quant.INT8_SYMMETRIC_PER_TENSOR))
+#: the wasm device's rows of x: a matrix times a vector, and a batch
+WASM_ROWS = (1, 64)
+
+
+def measure_wasm(settings: Settings) -> list[Row]:
+    """The wasm device's SIMD kernels (int8 per tensor and int4 block 32 weight-only, int8
+    dynamic) against its own float32 ``x @ W.T`` on the same matrices (wasmtime on the
+    desktop); the int8 weight-only product also against ``x @ Wt`` with the weight stored
+    transposed (K, N), the float product without its transposing copy."""
+    np: Any = peers.load("numpy")  # present: the inputs are made in numpy
+    rows_of_x, size = QUICK if settings.quick else (WASM_ROWS, SIZE)
+    w = Floats.random((size, size), seed=2).numpy(np) / np.float32(size ** 0.5)
+    dense = pyburn.from_numpy(w, device="wasm")
+    transposed = pyburn.from_numpy(np.ascontiguousarray(w.T), device="wasm")
+    weights = [quant.QTensor.quantize(dense, scheme) for _, scheme in WASM_CASES]
+    out = []
+    for m in rows_of_x:
+        x = pyburn.from_numpy(Floats.random((m, size), seed=m).numpy(np), device="wasm")
+        candidates: dict[str, Callable[[], object]] = {
+            "float32": partial(operator.matmul, x, dense.T),
+            "float32 (K, N)": partial(operator.matmul, x, transposed)}
+        for key, ((product, scheme), weight) in enumerate(zip(WASM_CASES, weights)):
+            parts = (x, weight.data, weight.scale, weight.zero_point)
+            candidates[str(key)] = (
+                partial(qk.linear_weight_only, *parts, **weight.layout, k=size)
+                if product == "weight-only" else
+                partial(qk.linear_dynamic, *parts, bits=scheme.bits, signed=scheme.signed,
+                        k=size))
+        times = measure(candidates, settings)
+        rows = [(key, product, scheme, "float32", "wasm float32 x @ W.T")
+                for key, (product, scheme) in enumerate(WASM_CASES)]
+        rows.append((0, *WASM_CASES[0], "float32 (K, N)", "wasm float32 x @ Wt (stored K x N)"))
+        for key, product, scheme, peer, label in rows:
+            out.append(Row.compare(
+                "quant.wasm", f"{product} {m}x{size} @ {scheme.describe()} {size}x{size}", "ms",
+                lambda s: s * 1e3, {"pyburn": times[str(key)], "peer": times[peer]}, "peer",
+                label, None, settings.quick))
+    return out
+
+
 BENCHMARKS = (
     Benchmark("quant", "cpu", "int8 weight-only / dynamic 1024x1024 products vs float32 numpy "
               "and onnxruntime's int8 kernels", measure_cpu),
+    Benchmark("quant", "wasm", "int8 / int4 weight-only and int8 dynamic (1 and 64)x1024 @ "
+              "1024x1024 products vs the wasm device's float32 x @ W.T", measure_wasm),
 )

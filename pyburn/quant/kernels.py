@@ -6,9 +6,9 @@ Each function takes a weight as ``data`` (int32 packed words, (N, ceil(K / per_w
 ``zero_point`` (int32 of the scale's shape, or None for a symmetric scheme), with its
 ``bits`` (8 or 4), ``signed`` and ``block`` (0 unless block-wise) and the logical row
 length ``k``. Where the device offers the "quant_matmul" capability
-(``pyburn.ops.capability.QUANT_MATMUL``: cpu, wgpu) the product is one backend call that
+(``pyburn.ops.capability.QUANT_MATMUL``: cpu, wgpu, wasm) the product is one backend call that
 dequantizes or unpacks the weights as it reads them, so they stay packed in memory (4x or 8x
-less traffic than float32); elsewhere (flex, wasm, float16 or float64 activations, a block
+less traffic than float32); elsewhere (flex, float16 or float64 activations, a block
 that is not a whole number of words) the composite unpacks them with shifts and masks and
 runs the float or integer product: the reference every kernel is tested against.
 

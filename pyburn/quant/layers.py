@@ -265,9 +265,10 @@ class _QuantizedConvNd(QuantizedLayer, ConvSettings):
                    layer.padding_mode, scheme, activations, device=layer.weight.device)
 
     def _float_like(self) -> Module:
-        return self.replaces(self.in_channels, self.out_channels, self.kernel_size, self.stride,
-                             self.padding, self.dilation, self.groups, self.bias is not None,
-                             self.padding_mode, device=self.weight_data.device)
+        conv: Any = self.replaces  # Conv1d or Conv2d, which take the settings
+        return conv(self.in_channels, self.out_channels, self.kernel_size, self.stride,
+                    self.padding, self.dilation, self.groups, self.bias is not None,
+                    self.padding_mode, device=self.weight_data.device)
 
     def forward(self, input: Tensor) -> Tensor:
         """The convolution of `input` (N, C_in, *spatial) or (C_in, *spatial) with the

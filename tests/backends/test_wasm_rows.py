@@ -181,11 +181,11 @@ def dev() -> pyburn.Device:
     return pyburn.device("wasm")
 
 
-@pytest.fixture
-def calls(dev, monkeypatch) -> dict[str, int]:
-    """How often each capability method of the wasm backend runs (patched on the class;
-    fusion's wrapper keeps what it forwarded as an attribute, which is dropped here)."""
-    counts = {"softmax": 0, "layer_norm": 0, "avg_pool": 0}
+def count_calls(monkeypatch, dev: pyburn.Device, names: tuple[str, ...]) -> dict[str, int]:
+    """How often each of the wasm backend's capability methods `names` runs on `dev`
+    (patched on the class; fusion's wrapper keeps what it forwarded as an attribute, which
+    is dropped here)."""
+    counts = dict.fromkeys(names, 0)
     for name in counts:
         method = getattr(WasmBackend, name)
 
@@ -193,10 +193,15 @@ def calls(dev, monkeypatch) -> dict[str, int]:
             counts[_name] += 1
             return _method(self, *args)
         monkeypatch.setattr(WasmBackend, name, counted)
-        if isinstance(dev.backend, WasmBackend):
-            continue
-        monkeypatch.delitem(dev.backend.__dict__, name, raising=False)
+        if not isinstance(dev.backend, WasmBackend):
+            monkeypatch.delitem(dev.backend.__dict__, name, raising=False)
     return counts
+
+
+@pytest.fixture
+def calls(dev, monkeypatch) -> dict[str, int]:
+    """How often the softmax, layer_norm and avg_pool methods run."""
+    return count_calls(monkeypatch, dev, ("softmax", "layer_norm", "avg_pool"))
 
 
 def _on(dev, x: np.ndarray) -> pyburn.Tensor:

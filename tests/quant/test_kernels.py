@@ -1,5 +1,6 @@
-"""The quantized kernels (pyburn/quant/kernels.py, the "quant_matmul" capability on cpu and
-wgpu, the composite elsewhere) against float64 numpy references on every device: int8 and
+"""The quantized kernels (pyburn/quant/kernels.py, the "quant_matmul" capability on cpu,
+wgpu and wasm, counted so that where a device offers it the capability is what ran; the
+composite elsewhere) against float64 numpy references on every device: int8 and
 int4, signed and unsigned, per tensor, per channel and block-wise (blocks of whole words,
 which the kernels run, and of a part of a word, which the composite runs), rows whose length
 is not a multiple of a word or a block, batch dims; the dynamic products against
@@ -11,6 +12,7 @@ import pytest
 
 import pyburn
 from pyburn.errors import ArgumentError, DTypeError, ShapeError
+from pyburn.ops.capability import quantized as qcap
 from pyburn.quant import kernels as qk
 
 np = pytest.importorskip("numpy")
@@ -54,26 +56,48 @@ def on(device: pyburn.Device, array: np.ndarray | None) -> pyburn.Tensor | None:
     return None if array is None else pyburn.from_numpy(np.array(array, order="C"), device)
 
 
-#: (bits, signed, scheme, block): every type, each scheme; blocks of whole words and not
-CASES = [(8, True, "tensor", 0), (8, False, "channel", 0), (8, True, "block", 8),
-         (8, False, "block", 6), (4, True, "channel", 0), (4, False, "tensor", 0),
-         (4, True, "block", 16), (4, False, "block", 8)]
+def _counted(run, name: str, counts: dict[str, int]):
+    def counted(*args):
+        counts[name] += 1
+        return run(*args)
+    return counted
 
 
-@pytest.mark.parametrize("bits, signed, scheme, block", CASES,
-                         ids=[f"{'' if s else 'u'}int{b}-{sc}{blk or ''}"
-                              for b, s, sc, blk in CASES])
-def test_weight_only_linear_against_float64(device, bits, signed, scheme, block):
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """How often the "quant_matmul" capability's backend calls ran (where the device offers
+    it, the products must be those calls, not the composite)."""
+    counts = {"quant_linear": 0, "quant_matmul_int": 0}
+    for name in counts:
+        monkeypatch.setattr(qcap, name, _counted(getattr(qcap, name), name, counts))
+    return counts
+
+
+#: (bits, signed, scheme, block, bias): every type, each scheme; blocks of whole words (one
+#: word, several) and not
+CASES = [(8, True, "tensor", 0, True), (8, False, "channel", 0, False),
+         (8, True, "block", 8, True), (8, True, "block", 4, False), (8, False, "block", 6, True),
+         (4, True, "channel", 0, True), (4, False, "tensor", 0, False),
+         (4, True, "block", 16, False), (4, False, "block", 8, True)]
+
+
+@pytest.mark.parametrize("bits, signed, scheme, block, biased", CASES,
+                         ids=[f"{'' if s else 'u'}int{b}-{sc}{blk or ''}{'-bias' * bias}"
+                              for b, s, sc, blk, bias in CASES])
+def test_weight_only_linear_against_float64(device, kernel_calls, bits, signed, scheme, block,
+                                            biased):
     rng = np.random.default_rng(bits * 10 + block)
     w = weight(rng, 6, K, bits, signed, scheme, block)
     x = rng.standard_normal((2, 3, K)).astype(np.float32)
-    bias = rng.standard_normal(6).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32) if biased else None
     got = qk.linear_weight_only(on(device, x), on(device, w["data"]), on(device, w["scale"]),
                                 on(device, w["zero"]), bits=bits, signed=signed, block=block,
                                 k=K, bias=on(device, bias))
     assert got.shape == (2, 3, 6) and got.dtype is pyburn.float32
-    want = x.astype(np.float64) @ w["dense"].T + bias
+    want = x.astype(np.float64) @ w["dense"].T + (0 if bias is None else bias)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    whole_words = block % (32 // bits) == 0
+    assert kernel_calls["quant_linear"] == ("quant_matmul" in device.caps and whole_words)
 
 
 def test_a_long_row_and_many_rows(device):
@@ -108,7 +132,7 @@ def dynamic_reference(x: np.ndarray, w: dict, bias: np.ndarray | None,
 @pytest.mark.parametrize("bits, signed, scheme, per_row", [
     (8, True, "tensor", False), (8, False, "channel", False), (4, True, "channel", True)],
     ids=["int8-tensor", "uint8-channel", "int4-channel-per-row"])
-def test_dynamic_linear_against_float64(device, bits, signed, scheme, per_row):
+def test_dynamic_linear_against_float64(device, kernel_calls, bits, signed, scheme, per_row):
     rng = np.random.default_rng(bits)
     w = weight(rng, 6, K, bits, signed, scheme, 0)
     x = rng.standard_normal((4, K)).astype(np.float32)
@@ -120,6 +144,7 @@ def test_dynamic_linear_against_float64(device, bits, signed, scheme, per_row):
     # one activation quantization step on a device whose division is not correctly rounded
     step = float(np.abs(w["dense"]).sum(1).max()) * float(np.abs(x).max()) / 255
     np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=step)
+    assert kernel_calls["quant_matmul_int"] == ("quant_matmul" in device.caps)
 
 
 def test_dynamic_linear_equals_onnxruntimes_pipeline():

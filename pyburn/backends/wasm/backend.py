@@ -31,6 +31,7 @@ from . import conv as convolution
 from . import matmul as linalg
 from . import order as order_
 from . import pooling as pools
+from . import quantized as quant
 from . import rows as rows_
 from .assemble import Module
 from .engine import Engine, Export
@@ -65,25 +66,32 @@ class WasmBackend(Backend):
 
     name = "wasm"
     dtypes = frozenset({float32, int32, uint8, bool_})
-    caps = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm"})
+    caps = frozenset({"conv", "max_pool", "avg_pool", "softmax", "layer_norm",
+                      "quant_matmul"})
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.memory = Memory(engine)
         self.pool = BufferPool(self.memory)
         self.kernels = Kernels(engine)
-        self._capability_kernels: dict[str, Export] | None = None
+        self._capability_kernels: dict[str, Export] = {}
 
     def capability_kernel(self, name: str) -> Export:
-        """A kernel of the capabilities' module (`rows`' softmax and layer_norm, `pooling`'s
-        box sums), compiled the first time any of them is called."""
-        if self._capability_kernels is None:
+        """A kernel of the capabilities: `rows`' softmax and layer_norm and `pooling`'s box
+        sums are one module, compiled the first time any of them is called; each of
+        `quantized`'s products (``quant_linear_int8`` ...) is a module of its own, compiled
+        the first time it is called (a model uses one or two of the eight)."""
+        found = self._capability_kernels.get(name)
+        if found is None:
             with self.engine.lock:  # compiled once, whichever thread asks first
-                if self._capability_kernels is None:
-                    functions = [*rows_.kernels(), *pools.kernels()]
-                    self._capability_kernels = self.engine.instantiate(
-                        Module(functions).binary())
-        return self._capability_kernels[name]
+                found = self._capability_kernels.get(name)
+                if found is None:
+                    functions = ([quant.kernel(name)] if name.startswith(quant.PRODUCTS)
+                                 else [*rows_.kernels(), *pools.kernels()])
+                    self._capability_kernels.update(self.engine.instantiate(
+                        Module(functions).binary()))
+                    found = self._capability_kernels[name]
+        return found
 
     # ---- memory -------------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType) -> WasmTensor:
@@ -361,7 +369,7 @@ class WasmBackend(Backend):
             run(out.address, x.address, x.numel, rank, META)
         return out, (count, rank)
 
-    # ---- convolution, pooling and rows (the capabilities) --------------------------------
+    # ---- convolution, pooling, rows, quantized products (the capabilities) ---------------
     def conv(self, x: WasmTensor, w: WasmTensor, stride: Ints, padding: Pads, dilation: Ints,
              groups: int) -> WasmTensor:
         """x (N, C, *S) with w (O, C/groups, *K)."""
@@ -414,6 +422,19 @@ class WasmBackend(Backend):
                                          0 if bias is None else bias.address, x.numel // n, n,
                                          eps)
         return out
+
+    def quant_linear(self, x: WasmTensor, data: WasmTensor, scale: WasmTensor,
+                     zero: WasmTensor | None, bits: int, signed: bool, block: int, k: int,
+                     bias: WasmTensor | None) -> WasmTensor:
+        """x times packed int8/int4 weights dequantized a tile at a time (the "quant_matmul"
+        capability: ``quantized.quant_linear``)."""
+        return quant.quant_linear(self, x, data, scale, zero, bits, signed, block, k, bias)
+
+    def quant_matmul_int(self, a: WasmTensor, a_zero: WasmTensor | None, data: WasmTensor,
+                         zero: WasmTensor | None, bits: int, signed: bool,
+                         k: int) -> WasmTensor:
+        """The exact int32 product with packed weights (``quantized.quant_matmul_int``)."""
+        return quant.quant_matmul_int(self, a, a_zero, data, zero, bits, signed, k)
 
     # ---- linear algebra -----------------------------------------------------------------
     def matmul(self, a: WasmTensor, b: WasmTensor) -> WasmTensor:

@@ -89,10 +89,18 @@ SIMD: dict[str, tuple[int, str]] = {
     "v128.not": (0x4D, ""), "v128.and": (0x4E, ""), "v128.andnot": (0x4F, ""),
     "v128.or": (0x50, ""), "v128.xor": (0x51, ""), "v128.bitselect": (0x52, ""),
     "v128.any_true": (0x53, ""), "v128.store32_lane": (0x5A, "memlane"),
+    "v128.store64_lane": (0x5B, "memlane"),
     "v128.load32_zero": (0x5C, "memarg"), "i8x16.bitmask": (0x64, ""),
     "i8x16.narrow_i16x8_u": (0x66, ""),
     "i16x8.narrow_i32x4_u": (0x86, ""), "i16x8.extend_low_i8x16_u": (0x89, ""),
     "i32x4.extend_low_i16x8_u": (0xA9, ""),
+    # the quantized products (quantized.py): nibbles split, int8 lanes widened, dot products
+    "i8x16.shl": (0x6B, ""), "i8x16.shr_s": (0x6C, ""), "i8x16.shr_u": (0x6D, ""),
+    "i16x8.narrow_i32x4_s": (0x85, ""), "i16x8.extend_low_i8x16_s": (0x87, ""),
+    "i16x8.extend_high_i8x16_s": (0x88, ""), "i16x8.extend_high_i8x16_u": (0x8A, ""),
+    "i16x8.sub": (0x91, ""), "i32x4.extend_low_i16x8_s": (0xA7, ""),
+    "i32x4.extend_high_i16x8_s": (0xA8, ""), "i32x4.extend_high_i16x8_u": (0xAA, ""),
+    "i32x4.dot_i16x8_s": (0xBA, ""),
     "f32x4.ceil": (0x67, ""), "f32x4.floor": (0x68, ""), "f32x4.trunc": (0x69, ""),
     "f32x4.nearest": (0x6A, ""),
     "i32x4.abs": (0xA0, ""), "i32x4.neg": (0xA1, ""), "i32x4.all_true": (0xA3, ""),
@@ -124,4 +132,4 @@ NATURAL_ALIGN = {"i32.load": 2, "i64.load": 3, "f32.load": 2, "f64.load": 3, "i3
                  "i32.load8_u": 0, "i32.load16_s": 1, "i32.load16_u": 1, "i32.store": 2,
                  "i64.store": 3, "f32.store": 2, "f64.store": 3, "i32.store8": 0,
                  "i32.store16": 1, "v128.load": 4, "v128.store": 4, "v128.load32_splat": 2,
-                 "v128.load32_zero": 2, "v128.store32_lane": 2}
+                 "v128.load32_zero": 2, "v128.store32_lane": 2, "v128.store64_lane": 3}
