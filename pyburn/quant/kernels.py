@@ -39,6 +39,8 @@ from ..dtypes import int32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..nn import functional as F
 from ..ops.capability import quantized as qcap
+from ..ops.creation import ones
+from .packing import pack
 
 Ints = int | Sequence[int]
 
@@ -190,6 +192,34 @@ def _integer_product(q: Tensor, zero: Tensor | None, w: _Weight) -> Tensor:
         return qcap.quant_matmul_int(q, None if zero is None else zero.expand((q.shape[0], 1)),
                                      w.data, w.zero, w.bits, w.signed, w.k)
     return (q if zero is None else q - zero) @ w.centered().mT
+
+
+def matmul_integer(a: Tensor, a_zero: Tensor | None, b: Tensor, b_zero: Tensor | None, *,
+                   signed: bool) -> Tensor:
+    """The exact int32 ``(a - a_zero) @ (b - b_zero)`` of 8-bit integers held in integer
+    tensors, ONNX's MatMulInteger: a (..., K); b (K, N) of int8 (`signed`) or uint8 values;
+    a_zero None, one value, or (for a 2-d a) one per row; b_zero None, one value or one per
+    column. b's columns are packed as weight rows (one pass over b) and the product runs as
+    the device's "quant_matmul" integer kernel where it has one (the composite elsewhere)."""
+    op = "matmul_integer"
+    if b.ndim != 2 or a.ndim == 0 or a.shape[-1] != b.shape[0]:
+        raise ShapeError(f"{op}: a (..., K) times b (K, N), got shapes {a.shape} and {b.shape}")
+    k, n = b.shape
+    rows = _rows(a.int(), k, op)
+    if a_zero is None or a_zero.numel() == 1:
+        a_zero = None if a_zero is None else a_zero.int().reshape((1, 1))
+    elif a.ndim == 2 and a_zero.numel() == rows.shape[0]:
+        a_zero = a_zero.int().reshape((-1, 1))
+    else:
+        raise ShapeError(f"{op}: a's zero point is one value or one per row of a 2-d a, got "
+                         f"shape {a_zero.shape} for a of shape {a.shape}")
+    if b_zero is not None and b_zero.numel() not in (1, n):
+        raise ShapeError(f"{op}: b's zero point is one value or one per column ({n}), got "
+                         f"shape {b_zero.shape}")
+    zero = None if b_zero is None else b_zero.int().reshape((-1,)).expand((n,))
+    data = pack(b.mT.int(), 8, signed)
+    w = _weight(op, data, ones((n,), device=b.device), zero, 8, signed, 0, k)
+    return _integer_product(rows, a_zero, w).reshape(a.shape[:-1] + (n,))
 
 
 def _dynamic(x2: Tensor, w: _Weight, bias: Tensor | None, per_row: bool) -> Tensor:

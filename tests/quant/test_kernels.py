@@ -147,6 +147,29 @@ def test_dynamic_linear_against_float64(device, kernel_calls, bits, signed, sche
     assert kernel_calls["quant_matmul_int"] == ("quant_matmul" in device.caps)
 
 
+@pytest.mark.parametrize("signed, a_zero, b_zero, a_shape", [
+    (True, None, "column", (5, K)), (False, "one", "one", (2, 3, K)),
+    (True, "row", "one", (4, K))], ids=["int8-columns", "uint8-batched", "int8-rows"])
+def test_matmul_integer_is_exact(device, kernel_calls, signed, a_zero, b_zero, a_shape):
+    """ONNX's MatMulInteger on the packed kernels: exact against int64 numpy."""
+    rng = np.random.default_rng(7)
+    low, high = (-128, 128) if signed else (0, 256)
+    a = rng.integers(0, 256, a_shape)
+    b = rng.integers(low, high, (K, 6))
+    zeros = {"one": rng.integers(0, 256, (1,)), "row": rng.integers(0, 256, (a_shape[0],)),
+             None: None}
+    za = zeros[a_zero]
+    zb = rng.integers(low, high, (6,) if b_zero == "column" else (1,))
+    got = qk.matmul_integer(on(device, a.astype(np.int32)),
+                            None if za is None else on(device, za.astype(np.int32)),
+                            on(device, b.astype(np.int32)), on(device, zb.astype(np.int32)),
+                            signed=signed)
+    centered = a - (0 if za is None else (za if a_zero == "one" else za[:, None]))
+    np.testing.assert_array_equal(got.numpy(), centered @ (b - zb))
+    assert got.dtype is pyburn.int32
+    assert kernel_calls["quant_matmul_int"] == ("quant_matmul" in device.caps)
+
+
 def test_dynamic_linear_equals_onnxruntimes_pipeline():
     """DynamicQuantizeLinear, MatMulInteger (per-channel zero points), Cast, Mul(scales),
     Mul, Add in onnxruntime give the very same float32 numbers on cpu."""
