@@ -595,6 +595,19 @@ def test_matmul(dtype, batch):
     assert_same(get(empty, dtype), np.zeros(batch + (2, 3)), dtype)
 
 
+@pytest.mark.parametrize("dtype", [int32, int64], ids=ids)
+@pytest.mark.parametrize("magnitude", [2 ** 20, 2 ** 31 - 1], ids=["sums-wrap", "past-2**53"])
+def test_integer_matmul_wraps_as_integer_arithmetic(dtype, magnitude):
+    """Sums that leave the type wrap around it, both where float64 holds every sum (the BLAS
+    path) and where it does not (numpy's integer loop)."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-magnitude, magnitude, (3, 40)).astype(NUMPY_DTYPES[dtype])
+    b = rng.integers(-magnitude, magnitude, (40, 2)).astype(NUMPY_DTYPES[dtype])
+    got = get(BE.matmul(put(a, dtype), put(b, dtype)), dtype)
+    exact = np.matmul(a.astype(object), b.astype(object))
+    assert_same(got, np.vectorize(lambda v: wrap(int(v), dtype), otypes=[object])(exact), dtype)
+
+
 # ---- quiet numpy -------------------------------------------------------------------------
 
 def _noisy_ops():
