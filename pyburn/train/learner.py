@@ -24,11 +24,13 @@ from typing import Any
 
 from .. import __version__
 from .._tensor import Tensor
+from ..amp import GradScaler
 from ..data.collate import to_device
 from ..devices import Device, default_device
 from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..optim.clip import clip_grad_norm_
+from ..precision import autocast
 from ..tape import enable_grad, no_grad
 from .batches import (
     batches_from,
@@ -48,6 +50,9 @@ from .monitor import EarlyStopping, Monitor
 from .render import Progress, Renderer, TerminalRenderer
 from .replica import Replica
 from .runlog import RunLog, event_record
+
+#: what `Learner(precision=...)` takes
+PRECISIONS = ("float32", "float16")
 
 
 def _positive_int(name: str, value: Any, allow_none: bool = False) -> Any:
@@ -97,6 +102,11 @@ class Learner:
     - `dashboard`: "tui" opens the terminal dashboard around each `fit` (textual,
       ``pip install 'pyburn[tui]'``; plain lines where stdout is not a terminal or textual
       is missing). Its keys steer the run through `control`;
+    - `precision`: "float32", or "float16" for mixed precision: the forward pass and the
+      loss run under ``pyburn.autocast(device)`` (matmul and convolutions in float16, the
+      parameters float32) and a ``pyburn.amp.GradScaler`` scales the loss, unscales the
+      gradients (before `grad_clip`) and skips the updates whose gradients overflowed; its
+      state is in the checkpoints (docs/precision.md);
     - `strategy`: how `fit` spreads the run over several processes, e.g.
       ``pyburn.distributed.Ray(num_workers=2)`` (data-parallel training on Ray; see its
       documentation for what runs where). None: this process trains alone.
@@ -131,7 +141,8 @@ class Learner:
                  grad_clip: float | None = None, accumulate: int = 1,
                  scheduler_interval: str = "epoch", log_every: int = 50,
                  renderer: Renderer | None = None, control: Control | None = None,
-                 dashboard: str | None = None, strategy: Any = None):
+                 dashboard: str | None = None, precision: str = "float32",
+                 strategy: Any = None):
         if not getattr(optimizer, "param_groups", None):
             raise ArgumentError(f"Learner needs an optimizer with param_groups, got "
                                 f"{type(optimizer).__name__}")
@@ -167,6 +178,12 @@ class Learner:
         if dashboard not in (None, "tui"):
             raise ArgumentError(f"dashboard is 'tui' or None, got {dashboard!r}")
         self.dashboard = dashboard
+        if precision not in PRECISIONS:
+            raise ArgumentError(f"precision is one of {', '.join(PRECISIONS)}, got "
+                                f"{precision!r}")
+        self.precision = precision
+        #: the loss scaler of mixed precision (passes everything through in float32)
+        self.scaler = GradScaler(enabled=precision == "float16")
         if strategy is not None and not callable(getattr(strategy, "fit", None)):
             raise ArgumentError(f"strategy takes an object with a fit method, such as "
                                 f"pyburn.distributed.Ray, got {type(strategy).__name__}")
@@ -405,15 +422,16 @@ class Learner:
         batch's number of items."""
         inputs, targets = split_batch(to_device(batch, self.device))
         with enable_grad():
-            outputs = call_model(self.model, inputs)
-            loss = self.loss_fn(outputs, targets)
+            with autocast(self.device, enabled=self.scaler.is_enabled()):
+                outputs = call_model(self.model, inputs)
+                loss = self.loss_fn(outputs, targets)
             if not isinstance(loss, Tensor) or loss.numel() != 1:
                 raise ArgumentError("loss_fn must return a one-element tensor, got "
                                     + (f"shape {loss.shape}" if isinstance(loss, Tensor)
                                        else type(loss).__name__))
             # a distributed run combines the gradients once per update, in its last pass
             with (self.no_sync() if self._pending + 1 < self.accumulate else nullcontext()):
-                loss.backward()
+                self.scaler.scale(loss).backward()
         items = count_items(targets)
         # measured before the update, so that the learning rate shown is the one this batch
         # is trained with
@@ -433,8 +451,10 @@ class Learner:
                     if p.grad is not None:
                         p.grad = p.grad * scale
         if self.grad_clip is not None:
+            self.scaler.unscale_(self.optimizer)
             clip_grad_norm_(self._params, self.grad_clip)
-        self.optimizer.step()
+        self.scaler.step(self.optimizer)  # skipped where a scaled gradient overflowed
+        self.scaler.update()
         self.optimizer.zero_grad()
         self._pending = 0
         self.updates += 1
@@ -579,6 +599,7 @@ class Learner:
             "stopped_early": self.stopped_early,
             "history": self.history,
             "log_bytes": log_bytes,
+            "scaler": self.scaler.state_dict(),
         }
         return {"model": self.model, "optimizer": self.optimizer, "scheduler": self.scheduler,
                 "epoch": self.epoch, "step": self.step, "extra": state}
@@ -613,6 +634,8 @@ class Learner:
             self.early_stopping.load_state_dict(state["early_stopping"])
         self.stopped_early = state["stopped_early"]
         self.history = list(state["history"])
+        if state.get("scaler") and self.scaler.is_enabled():  # (float32 runs save none)
+            self.scaler.load_state_dict(state["scaler"])
         if self.runlog is not None:  # a distributed run's other ranks write no log
             self.runlog.truncate(state["log_bytes"])
         return state["position"]
@@ -645,5 +668,6 @@ class Learner:
             "keep_last": None if self.checkpoints is None else self.checkpoints.keep_last,
             "best_metric": None if self.best is None else [self.best.key, self.best.mode],
             "early_stopping": repr(self.early_stopping) if self.early_stopping else None,
+            "precision": self.precision,
             "distributed": self.replica.config(),
         }

@@ -1,6 +1,7 @@
-"""`Learner` on every device: the same weights as a hand-written loop, accumulation,
-clipping, schedules, exact in-process resumption, checkpoint rotation and the best
-checkpoint, early stopping, batches as dicts and plain lists, and argument errors."""
+"""`Learner` on every device: the same weights as a hand-written loop (and, with
+precision="float16", as the mixed-precision loop), accumulation, clipping, schedules, exact
+in-process resumption, checkpoint rotation and the best checkpoint, early stopping, batches
+as dicts and plain lists, and argument errors."""
 
 from __future__ import annotations
 
@@ -55,6 +56,46 @@ def test_same_weights_as_a_hand_written_loop(device, clip):
                       renderer=QUIET)
     learner.fit(train, valid, epochs=3)
     assert weights(model) == hand_loop(device, 3, clip)
+
+
+def mixed_precision_loop(device, epochs, clip, scaler):
+    """The mixed-precision loop docs/precision.md shows, with the same setup."""
+    model, optimizer, train, valid = make_setup(device)
+    dev = device.autodiff()
+    model.to(dev)
+    for _ in range(epochs):
+        model.train()
+        for x, y in train:
+            with pyburn.autocast(dev):
+                loss = F.cross_entropy(model(x.to(dev)), y.to(dev))
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            clip_grad_norm_(model.parameters(), clip)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    return weights(model)
+
+
+@pytest.mark.parametrize("name", ["cpu", "wgpu"])
+def test_float16_precision_is_the_autocast_loop_with_a_grad_scaler(name, tmp_path):
+    """precision="float16": autocast around the forward pass and the loss, the loss scaled,
+    the gradients unscaled before clipping, overflowing steps skipped, the scaler's state
+    in the checkpoints; parameters stay float32 (tests/test_amp.py compares the accuracy of
+    such a run with float32's)."""
+    device = pyburn.device(name)
+    model, optimizer, train, valid = make_setup(device)
+    learner = Learner(model, optimizer, F.cross_entropy, grad_clip=1.0, precision="float16",
+                      run_dir=tmp_path, renderer=QUIET)
+    learner.fit(train, valid, epochs=2)
+    reference = pyburn.amp.GradScaler(init_scale=2.0 ** 16)
+    assert weights(model) == mixed_precision_loop(device, 2, 1.0, reference)
+    assert learner.scaler.state_dict() == reference.state_dict()
+    assert {p.dtype for p in model.parameters()} == {pyburn.float32}
+    saved = learner.checkpoints.load_latest(device.autodiff())[1].extra["scaler"]
+    assert saved == reference.state_dict()
+    assert json.loads((tmp_path / "run.json").read_text())["precision"] == "float16"
+    assert learner.history[-1]["train/loss"] < learner.history[0]["train/loss"]
 
 
 def test_training_learns_and_history_matches_evaluate(device):
@@ -260,6 +301,8 @@ def test_argument_errors(device, tmp_path):
     model, optimizer, train, valid = make_setup(device)
     with pytest.raises(pyburn.ArgumentError, match="accumulate"):
         Learner(model, optimizer, F.cross_entropy, accumulate=0)
+    with pytest.raises(pyburn.ArgumentError, match="precision is one of float32, float16"):
+        Learner(model, optimizer, F.cross_entropy, precision="bfloat16")
     with pytest.raises(pyburn.ArgumentError, match="no metric gives 'valid/accuracy'"):
         Learner(model, optimizer, F.cross_entropy, best_metric="valid/accuracy")
     with pytest.raises(pyburn.ArgumentError, match="mode='min' or mode='max'"):
