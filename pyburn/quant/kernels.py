@@ -19,6 +19,8 @@ runs the float or integer product: the reference every kernel is tested against.
   DynamicQuantizeLinear + MatMulInteger + Cast + Mul pipeline, the integer part exactly.
 - `conv2d_weight_only` and `conv2d_dynamic`: im2col (``F.unfold``) and the same products,
   one per group.
+- `matmul_integer` and `conv_integer`: ONNX's MatMulInteger and ConvInteger on integer
+  tensors, the weight packed on the way in.
 
 >>> import pyburn
 >>> from pyburn.quant.kernels import linear_weight_only
@@ -38,11 +40,13 @@ from .. import Tensor, cat, where
 from ..dtypes import int32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..nn import functional as F
+from ..nn.functional.windows import pad_spatial
 from ..ops.capability import quantized as qcap
 from ..ops.creation import ones
 from .packing import pack
 
 Ints = int | Sequence[int]
+Pads = Sequence[tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -254,11 +258,18 @@ def _pair(v: Ints, name: str, op: str) -> tuple[int, int]:
     return pair  # type: ignore[return-value]
 
 
+def _symmetric(padding: Ints, op: str) -> Pads:
+    """A symmetric padding (an int or one per dim) as (before, after) pairs."""
+    return tuple((p, p) for p in _pair(padding, "padding", op))  # type: ignore[return-value]
+
+
 def _conv2d(op: str, x: Tensor, w: _Weight, weight_shape: Sequence[int], stride: Ints,
-            padding: Ints, dilation: Ints, groups: int, bias: Tensor | None,
+            pads: Pads, dilation: Ints, groups: int, bias: Tensor | None,
             product: Callable[[Tensor, _Weight, Tensor | None], Tensor]) -> Tensor:
-    """A 2-d convolution as im2col and one quantized product per group: `product` maps
-    (rows (M, k) of one group, that group's weight) to (M, out channels of the group)."""
+    """A 2-d convolution of x (N, C, H, W) held in a float type, padded with zeros by
+    (before, after) `pads` per spatial dim, as im2col and one quantized product per group:
+    `product` maps (rows (M, k) of one group, that group's weight, its bias) to (M, out
+    channels of the group)."""
     if len(weight_shape) != 4:
         raise ShapeError(f"{op}: weight_shape must be (O, I / groups, kh, kw), got "
                          f"{tuple(weight_shape)}")
@@ -266,16 +277,21 @@ def _conv2d(op: str, x: Tensor, w: _Weight, weight_shape: Sequence[int], stride:
     if w.rows != o or w.k != i * kh * kw:
         raise ShapeError(f"{op}: weight_shape {tuple(weight_shape)} needs packed data of "
                          f"{o} rows of k={i * kh * kw}, got {w.rows} rows of k={w.k}")
-    if x.ndim != 4 or not x.dtype.is_floating_point:
-        raise ShapeError(f"{op}: x must be a float (N, C, H, W) tensor, got {x.dtype.name} "
-                         f"of shape {x.shape}")
+    if x.ndim != 4:
+        raise ShapeError(f"{op}: x must be (N, C, H, W), got shape {x.shape}")
     if groups < 1 or o % groups or x.shape[1] != i * groups:
         raise ShapeError(f"{op}: {x.shape[1]} input channels and {o} output channels do not "
                          f"make groups={groups} of weight_shape {tuple(weight_shape)}")
     _check_bias(bias, o, op)
     kernel, dil = (kh, kw), _pair(dilation, "dilation", op)
-    pads, step = _pair(padding, "padding", op), _pair(stride, "stride", op)
-    cols = F.unfold(x, kernel, dilation=dil, padding=pads, stride=step)  # (N, C k, L)
+    step = _pair(stride, "stride", op)
+    x = pad_spatial(x, pads)
+    out_h = (x.shape[2] - dil[0] * (kh - 1) - 1) // step[0] + 1
+    out_w = (x.shape[3] - dil[1] * (kw - 1) - 1) // step[1] + 1
+    if out_h < 1 or out_w < 1:
+        raise ShapeError(f"{op}: a {kh}x{kw} kernel (dilation {dil}) does not fit the padded "
+                         f"input of spatial size {x.shape[2:]}")
+    cols = F.unfold(x, kernel, dilation=dil, stride=step)  # (N, C k, L)
     n, _, positions = cols.shape
     per_group = o // groups
     outs = []
@@ -285,9 +301,19 @@ def _conv2d(op: str, x: Tensor, w: _Weight, weight_shape: Sequence[int], stride:
         outs.append(product(rows, part, None if bias is None
                             else bias.narrow(0, g * per_group, per_group)))
     y = outs[0] if groups == 1 else cat(outs, 1)
-    out_h = (x.shape[2] + 2 * pads[0] - dil[0] * (kh - 1) - 1) // step[0] + 1
-    out_w = (x.shape[3] + 2 * pads[1] - dil[1] * (kw - 1) - 1) // step[1] + 1
     return y.reshape((n, out_h, out_w, o)).permute((0, 3, 1, 2))
+
+
+def _integer_conv(op: str, centered: Tensor, w: _Weight, weight_shape: Sequence[int],
+                  stride: Ints, pads: Pads, dilation: Ints, groups: int) -> Tensor:
+    """The exact int32 convolution (N, O, out_h, out_w) of centered integers (held exactly
+    in a float type, so that the padding is zero: the zero point, as in ConvInteger) with
+    the packed weight minus its zero point."""
+    def product(rows: Tensor, part: _Weight, _: Tensor | None) -> Tensor:
+        return _integer_product(rows.cast(int32), None, part)
+
+    return _conv2d(op, centered, w, weight_shape, stride, pads, dilation, groups, None,
+                   product)
 
 
 def conv2d_weight_only(x: Tensor, data: Tensor, scale: Tensor, zero_point: Tensor | None, *,
@@ -300,8 +326,10 @@ def conv2d_weight_only(x: Tensor, data: Tensor, scale: Tensor, zero_point: Tenso
     op = "conv2d_weight_only"
     k = _conv_k(weight_shape, op)
     w = _weight(op, data, scale, zero_point, bits, signed, block, k)
-    return _conv2d(op, x, w, weight_shape, stride, padding, dilation, groups, bias,
-                   _weight_only)
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: x must be a float tensor, got {x.dtype.name}")
+    return _conv2d(op, x, w, weight_shape, stride, _symmetric(padding, op), dilation, groups,
+                   bias, _weight_only)
 
 
 def conv2d_dynamic(x: Tensor, data: Tensor, scale: Tensor, zero_point: Tensor | None, *,
@@ -316,19 +344,44 @@ def conv2d_dynamic(x: Tensor, data: Tensor, scale: Tensor, zero_point: Tensor | 
     w = _weight(op, data, scale, zero_point, bits, signed, 0, k)
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op}: x must be a float tensor, got {x.dtype.name}")
+    _check_bias(bias, w.rows, op)
     # one range for the whole input (padding included: zero is always inside it)
     q, x_scale, x_zero = quantize_activations(x.reshape((1, -1)))
-
-    def product(rows: Tensor, part: _Weight, b: Tensor | None) -> Tensor:
-        acc = _integer_product(rows.cast(int32), None, part)
-        y = acc.cast(x_scale.dtype) * (x_scale * part.scale.reshape((1, part.rows)))
-        return y if b is None else y + b
-
-    # im2col of the centered integers (exact in float), so that the padding is the zero
-    # point, as in ConvInteger
     centered = (q - x_zero).cast(x.dtype).reshape(x.shape)
-    return _conv2d(op, centered, w, weight_shape, stride, padding, dilation, groups, bias,
-                   product)
+    acc = _integer_conv(op, centered, w, weight_shape, stride, _symmetric(padding, op),
+                        dilation, groups)
+    channel = (1, w.rows, 1, 1)
+    # onnxruntime multiplies the two scales first, then the converted accumulator
+    y = acc.cast(x.dtype) * (x_scale.reshape(()) * w.scale.reshape(channel).cast(x.dtype))
+    return y if bias is None else y + bias.reshape(channel)
+
+
+def conv_integer(x: Tensor, x_zero: Tensor | None, w: Tensor, w_zero: Tensor | None, *,
+                 signed: bool, stride: Ints = 1, pads: Pads = ((0, 0), (0, 0)),
+                 dilation: Ints = 1, groups: int = 1) -> Tensor:
+    """The exact int32 2-d convolution of (x - x_zero) with (w - w_zero), ONNX's
+    ConvInteger: x (N, C, H, W) and w (O, C / groups, kh, kw) of 8-bit integers held in
+    integer tensors (w int8 when `signed`, else uint8); x_zero None or one value (the
+    padding: zero after centering); w_zero None, one value or one per output channel;
+    `pads` (before, after) per spatial dim. w's rows are packed (one pass over w) and each
+    group's product runs as the device's "quant_matmul" integer kernel where it has one
+    (the composite elsewhere). Returns (N, O, out_h, out_w) int32."""
+    op = "conv_integer"
+    if w.ndim != 4:
+        raise ShapeError(f"{op}: w must be (O, C / groups, kh, kw), got shape {w.shape}")
+    if x_zero is not None and x_zero.numel() != 1:
+        raise ShapeError(f"{op}: x's zero point is one value, got shape {x_zero.shape}")
+    o = w.shape[0]
+    if w_zero is not None and w_zero.numel() not in (1, o):
+        raise ShapeError(f"{op}: w's zero point is one value or one per output channel "
+                         f"({o}), got shape {w_zero.shape}")
+    centered = x.int() if x_zero is None else x.int() - x_zero.int().reshape(())
+    zero = None if w_zero is None else w_zero.int().reshape((-1,)).expand((o,))
+    k = _conv_k(w.shape, op)
+    data = pack(w.reshape((o, k)).int(), 8, signed)
+    packed = _weight(op, data, ones((o,), device=w.device), zero, 8, signed, 0, k)
+    return _integer_conv(op, centered.float(), packed, w.shape, stride, pads, dilation,
+                         groups)
 
 
 def _conv_k(weight_shape: Sequence[int], op: str) -> int:

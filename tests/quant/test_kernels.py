@@ -246,6 +246,36 @@ def test_dynamic_conv2d_against_torch_on_the_integers(device):
     np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=step)
 
 
+@pytest.mark.parametrize("signed, w_zero, pads, groups", [
+    (False, "one", ((1, 0), (0, 2)), 1), (True, "channel", ((0, 1), (1, 1)), 2),
+    (True, None, ((0, 0), (0, 0)), 3)], ids=["uint8-asymmetric", "int8-channels", "int8-none"])
+def test_conv_integer_is_exact(device, kernel_calls, signed, w_zero, pads, groups):
+    """ONNX's ConvInteger on the packed kernels, one product per group: exact against torch's
+    float64 convolution of the centered integers (asymmetric pads filled with x's zero
+    point, strides, a dilation)."""
+    rng = np.random.default_rng(8)
+    low, high = (-128, 128) if signed else (0, 256)
+    x = rng.integers(0, 256, (2, 3 * groups, 6, 7))
+    w = rng.integers(low, high, (2 * groups, 3, 2, 3))
+    zx = rng.integers(0, 256, (1,))
+    zw = {"one": rng.integers(low, high, (1,)), "channel": rng.integers(low, high, (2 * groups,)),
+          None: None}[w_zero]
+    got = qk.conv_integer(on(device, x.astype(np.int32)), on(device, zx.astype(np.int32)),
+                          on(device, w.astype(np.int32)),
+                          None if zw is None else on(device, zw.astype(np.int32)),
+                          signed=signed, stride=(1, 2), pads=pads, dilation=(2, 1),
+                          groups=groups)
+    centered = np.pad(x - zx[0], ((0, 0), (0, 0), *pads))
+    weights = w - (0 if zw is None else zw.reshape(-1, 1, 1, 1))
+    want = torch.nn.functional.conv2d(torch.from_numpy(centered.astype(np.float64)),
+                                      torch.from_numpy(weights.astype(np.float64)),
+                                      stride=(1, 2), dilation=(2, 1), groups=groups).numpy()
+    assert got.dtype is pyburn.int32 and got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want.astype(np.int64))
+    on_kernel = "quant_matmul" in device.caps
+    assert kernel_calls["quant_matmul_int"] == (groups if on_kernel else 0)
+
+
 def _call(**changes):
     rng = np.random.default_rng(0)
     w = weight(rng, 3, K, 8, True, "channel", 0)

@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ... import Tensor, arange, cat, zeros
+from ...dtypes import int32, uint8
 from ...errors import ArgumentError, ShapeError
 from ...nn import functional as F
 from ...nn.functional.grid import sample
 from ...nn.functional.windows import pad_spatial
 from ...ops import capability
+from ...quant import kernels as quant_kernels
 from ..registry import check, onnx_op
 from .quantize import requantize, zero_point_range
 from .spatial import Geometry, geometry, per_dim, same_pads
@@ -152,8 +154,35 @@ def conv_integer(x: Tensor, w: Tensor, x_zero_point: Tensor | None = None,
     """ConvInteger: Conv of (x - x_zero_point) and (w - w_zero_point) in int32; the padding
     is the zero point (a zero after centering)."""
     _check_kernel(kernel_shape, w, "ConvInteger")
-    return _conv(_centered(x, x_zero_point), _centered(w, w_zero_point), None, auto_pad,
-                 dilations, group, pads, strides, "ConvInteger")
+    return _integer_conv(x, x_zero_point, w, w_zero_point, auto_pad, dilations, group, pads,
+                         strides, "ConvInteger")
+
+
+def _integer_conv(x: Tensor, x_zero_point: Tensor | None, w: Tensor,
+                  w_zero_point: Tensor | None, auto_pad: str, dilations: Sequence[int] | None,
+                  group: int, pads: Sequence[int] | None, strides: Sequence[int] | None,
+                  op: str) -> Tensor:
+    """The exact int32 convolution of the centered inputs. With 1 or 2 spatial dims, an
+    8-bit weight and per-tensor x zero point it runs on `pyburn.quant.kernels.conv_integer`
+    (the weight packed, the device's integer kernel; a 1-d convolution as a 2-d one of
+    height 1; ONNX's int8 is held in int32, uint8 in uint8); otherwise as a convolution of
+    int32 tensors."""
+    nd = _spatial_rank(x, w, op)
+    if nd > 2 or w.dtype not in (int32, uint8) or \
+            (x_zero_point is not None and x_zero_point.numel() != 1):
+        return _conv(_centered(x, x_zero_point), _centered(w, w_zero_point), None, auto_pad,
+                     dilations, group, pads, strides, op)
+    g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
+    _check_channels(x, w, None, group, op)
+    if nd == 1:  # as a 2-d convolution of height 1
+        acc = quant_kernels.conv_integer(
+            x.unsqueeze(2), x_zero_point, w.unsqueeze(2), w_zero_point,
+            signed=w.dtype is not uint8, stride=(1, g.strides[0]), pads=((0, 0), g.pads[0]),
+            dilation=(1, g.dilations[0]), groups=group)
+        return acc.squeeze(2)
+    return quant_kernels.conv_integer(x, x_zero_point, w, w_zero_point, signed=w.dtype is not uint8,
+                                      stride=g.strides, pads=g.pads, dilation=g.dilations,
+                                      groups=group)
 
 
 @onnx_op("QLinearConv", since=10)
@@ -167,8 +196,8 @@ def qlinear_conv(x: Tensor, x_scale: Tensor, x_zero_point: Tensor, w: Tensor, w_
     rescaled by x_scale * w_scale / y_scale (w_scale per output channel or scalar), rounded
     half to even, shifted by y_zero_point and saturated to its type."""
     _check_kernel(kernel_shape, w, "QLinearConv")
-    acc = _conv(_centered(x, x_zero_point), _centered(w, w_zero_point), b, auto_pad,
-                dilations, group, pads, strides, "QLinearConv")
+    acc = _add_channel_bias(_integer_conv(x, x_zero_point, w, w_zero_point, auto_pad,
+                                          dilations, group, pads, strides, "QLinearConv"), b)
     scale = x_scale.reshape(()) * w_scale.reshape((w_scale.numel(),) + (1,) * (acc.ndim - 2))
     low, high, dtype = zero_point_range(y_zero_point, x)
     return requantize(acc, scale / y_scale.reshape(()), y_zero_point, low, high, dtype)

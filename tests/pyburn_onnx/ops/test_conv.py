@@ -80,12 +80,28 @@ def test_conv_transpose(dev: str, case: str) -> None:
                expected=expected)
 
 
+#: (x shape, w shape, attributes, whether the packed kernels run it: 1-d and 2-d do)
+INTEGER_CASES = {
+    "2d": ((1, 2, 5, 5), (3, 2, 2, 2), {"pads": [1, 0, 0, 1]}, True),
+    "1d_group": ((2, 4, 9), (4, 2, 3), {"group": 2, "strides": [2], "pads": [2, 1]}, True),
+    "3d": ((1, 2, 3, 4, 3), (2, 2, 2, 2, 2), {"pads": [1, 0, 0, 0, 1, 1]}, False),
+}
+
+
 @pytest.mark.parametrize("dev", DEVICES)
-def test_conv_integer(dev: str) -> None:
-    x = RNG.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8)
-    w = RNG.integers(0, 255, (3, 2, 2, 2)).astype(np.uint8)
-    check_node("ConvInteger", [x, w, np.uint8(12), np.uint8(130)],
-               {"pads": [1, 0, 0, 1]}, opset=10, device=dev)
+@pytest.mark.parametrize("case", INTEGER_CASES)
+def test_conv_integer(dev: str, case: str, monkeypatch) -> None:
+    from pyburn.onnx.ops import conv as conv_ops
+
+    x_shape, w_shape, attrs, packed = INTEGER_CASES[case]
+    calls = []
+    kernel = conv_ops.quant_kernels.conv_integer
+    monkeypatch.setattr(conv_ops.quant_kernels, "conv_integer",
+                        lambda *a, **k: calls.append(1) or kernel(*a, **k))
+    x = RNG.integers(0, 255, x_shape).astype(np.uint8)
+    w = RNG.integers(0, 255, w_shape).astype(np.uint8)
+    check_node("ConvInteger", [x, w, np.uint8(12), np.uint8(130)], attrs, opset=10, device=dev)
+    assert bool(calls) == packed
 
 
 @pytest.mark.parametrize("dev", DEVICES)
