@@ -46,6 +46,7 @@ from .errors import (
     PyburnError,
     ReadbackError,
     RemoteError,
+    ResultMismatch,
     ShapeError,
     WebBuildError,
     WorkerError,

@@ -72,3 +72,8 @@ class WorkerFailed(WorkerError):
 class CollectiveTimeout(PyburnError, TimeoutError):
     """A collective operation of `pyburn.distributed` that some ranks did not join within
     the group's timeout (the message names the operation and the missing ranks)."""
+
+
+class ResultMismatch(PyburnError, RuntimeError):
+    """pyburn and a reference (a benchmark's peer) that gave different results for the same
+    inputs, beyond the tolerance the comparison allows."""

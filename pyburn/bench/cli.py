@@ -36,7 +36,8 @@ examples:
   pyburn bench remote                a pyburn serve subprocess against local cpu
   pyburn bench gpu                   wgpu: matmul kernels, fusion, dispatch latency
   pyburn bench kernel                pyburn.kernel's examples against built-in ops, compiles
-  pyburn bench web                   in headless Chromium (WebGPU, flex) against TF.js
+  pyburn bench web                   in headless Chromium (WebGPU, wasm, flex) against TF.js,
+                                     and int8 products against onnxruntime-web
   pyburn bench matmul overhead.cpu   one family and one benchmark
   pyburn bench gemm conv2d --devices cpu,wgpu,flex --size small
                                      burn-bench's families on three devices

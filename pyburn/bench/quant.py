@@ -15,6 +15,10 @@ On wasm (``quant.wasm``; wasmtime on the desktop, the page's engine in a browser
 rows times a 1024 x 1024 weight, int8 per tensor and int4 block 32 weight-only and int8
 dynamic, each against the device's float32 ``x @ W.T`` (what a float Linear runs there), and
 the int8 weight-only product against ``x @ Wt`` with the float weight stored transposed.
+
+The matrices (`float_weight`, `float_input`) and the ONNX files (`write_models`) are also
+those of ``pyburn bench web``, which runs the int8 products in Chromium against
+onnxruntime-web.
 """
 
 from __future__ import annotations
@@ -45,6 +49,22 @@ SIZE = 1024
 QUICK = ((4,), 32)
 
 
+#: the ONNX files of the product, by name: the float MatMul, it quantize_dynamic'ed, the
+#: MatMulInteger alone
+MODELS = ("float", "dynamic", "integer")
+
+
+def float_weight(size: int) -> Floats:
+    """The float weight W (`size`, `size`) of every product here: uniform in [-1, 1) divided
+    by sqrt(size), rounded to float32 in plain Python (the same values in a page)."""
+    return Floats.random((size, size), seed=2).scaled(size ** -0.5)
+
+
+def float_input(m: int, size: int) -> Floats:
+    """The float x (`m`, `size`) that multiplies the weight."""
+    return Floats.random((m, size), seed=m)
+
+
 def _float_matmul_model(w: Any, path: str) -> None:
     """An ONNX file with one MatMul of x (M, K) by the initializer w.T (K, N)."""
     from pyburn.onnx import ir, proto  # import time: pyburn.onnx loads for this family only
@@ -58,9 +78,9 @@ def _float_matmul_model(w: Any, path: str) -> None:
     proto.save_model(ir.Model(graph, {"": 17}, ir_version=8), path)
 
 
-def _integer_model(ort: Any, q: Any, np: Any, folder: str) -> Any:
-    """An onnxruntime session of one MatMulInteger of uint8 a (M, K) with its zero point by
-    the int8 weight q.T."""
+def _integer_model(q: Any, path: str) -> None:
+    """An ONNX file with one MatMulInteger of uint8 a (M, K) with its zero point az by the
+    int8 weight q.T."""
     from onnx import TensorProto, helper, numpy_helper  # optional: onnx, beside onnxruntime
 
     k, n = q.shape[1], q.shape[0]
@@ -69,24 +89,42 @@ def _integer_model(ort: Any, q: Any, np: Any, folder: str) -> Any:
         [node], "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, ["m", k]),
                       helper.make_tensor_value_info("az", TensorProto.UINT8, [])],
         [helper.make_tensor_value_info("y", TensorProto.INT32, ["m", n])],
-        [numpy_helper.from_array(q.T.astype(np.int8).copy(), "w")])
-    path = os.path.join(folder, "integer.onnx")
+        [numpy_helper.from_array(q.T.astype("int8"), "w")])
     with open(path, "wb") as f:
         f.write(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
                 .SerializeToString())
-    return ort.InferenceSession(path, _quiet_options(ort), providers=["CPUExecutionProvider"])
 
 
-def _ort_sessions(ort: Any, w: Any, q: Any, np: Any, folder: str) -> tuple[Any, Any]:
-    """(the quantize_dynamic'ed float MatMul, the MatMulInteger alone) as sessions."""
+def write_models(w: Any, q: Any, folder: str) -> dict[str, str]:
+    """The paths of the `MODELS` files, written into `folder` for the float weight w (N, K)
+    and its int8 values q (numpy arrays); the dynamic one is the float one quantized by
+    ``onnxruntime.quantization.quantize_dynamic`` (int8 weight per tensor)."""
     # optional: onnxruntime (untyped: imported by name, as Any)
     quantization: Any = importlib.import_module("onnxruntime.quantization")
-    source, target = os.path.join(folder, "float.onnx"), os.path.join(folder, "dynamic.onnx")
-    _float_matmul_model(w, source)
-    quantization.quantize_dynamic(source, target, weight_type=quantization.QuantType.QInt8)
-    dynamic = ort.InferenceSession(target, _quiet_options(ort),
-                                   providers=["CPUExecutionProvider"])
-    return dynamic, _integer_model(ort, q, np, folder)
+    paths = {name: os.path.join(folder, f"{name}.onnx") for name in MODELS}
+    _float_matmul_model(w, paths["float"])
+    quantization.quantize_dynamic(paths["float"], paths["dynamic"],
+                                  weight_type=quantization.QuantType.QInt8)
+    _integer_model(q, paths["integer"])
+    return paths
+
+
+def int8_weight(np: Any, size: int) -> tuple[Any, Any, Any]:
+    """(W, its scale, its int8 values as int32) in numpy: W quantized symmetric per tensor
+    (scale max |W| / 127), as quantize_dynamic and `pyburn.quant.INT8_SYMMETRIC_PER_TENSOR`
+    do."""
+    w = float_weight(size).numpy(np)
+    scale = np.float32(np.abs(w).max() / 127)
+    return w, scale, np.clip(np.rint(w / scale), -127, 127).astype(np.int32)
+
+
+def _ort_sessions(ort: Any, w: Any, q: Any, folder: str) -> tuple[Any, Any]:
+    """(the quantize_dynamic'ed float MatMul, the MatMulInteger alone) as sessions."""
+    paths = write_models(w, q, folder)
+    dynamic, integer = (ort.InferenceSession(paths[name], _quiet_options(ort),
+                                             providers=["CPUExecutionProvider"])
+                        for name in ("dynamic", "integer"))
+    return dynamic, integer
 
 
 def measure_cpu(settings: Settings) -> list[Row]:
@@ -94,17 +132,15 @@ def measure_cpu(settings: Settings) -> list[Row]:
     np: Any = peers.load("numpy")  # present: the cpu device needs it
     ort: Any = peers.load("onnxruntime")
     rows_of_x, size = QUICK if settings.quick else (ROWS, SIZE)
-    w = Floats.random((size, size), seed=2).numpy(np) / np.float32(size ** 0.5)
-    scale = np.float32(np.abs(w).max() / 127)
-    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int32)
+    w, scale, q = int8_weight(np, size)
     data = pack(pyburn.from_numpy(q, device="cpu"), 8, True)
     t_scale = pyburn.tensor(float(scale), device="cpu")
     dense = (q * scale).astype(np.float32)
     out = []
     with tempfile.TemporaryDirectory() as folder:
-        sessions = _ort_sessions(ort, w, q, np, folder) if ort is not None else None
+        sessions = _ort_sessions(ort, w, q, folder) if ort is not None else None
         for m in rows_of_x:
-            x = Floats.random((m, size), seed=m).numpy(np)
+            x = float_input(m, size).numpy(np)
             tx = pyburn.from_numpy(x, device="cpu")
             a = np.clip(np.rint(x / np.abs(x).max() * 127) + 128, 0, 255).astype(np.uint8)
             ta = pyburn.from_numpy(a.astype(np.int32), device="cpu")
@@ -153,13 +189,13 @@ def measure_wasm(settings: Settings) -> list[Row]:
     transposed (K, N), the float product without its transposing copy."""
     np: Any = peers.load("numpy")  # present: the inputs are made in numpy
     rows_of_x, size = QUICK if settings.quick else (WASM_ROWS, SIZE)
-    w = Floats.random((size, size), seed=2).numpy(np) / np.float32(size ** 0.5)
+    w = float_weight(size).numpy(np)
     dense = pyburn.from_numpy(w, device="wasm")
     transposed = pyburn.from_numpy(np.ascontiguousarray(w.T), device="wasm")
     weights = [quant.QTensor.quantize(dense, scheme) for _, scheme in WASM_CASES]
     out = []
     for m in rows_of_x:
-        x = pyburn.from_numpy(Floats.random((m, size), seed=m).numpy(np), device="wasm")
+        x = float_input(m, size).tensor("wasm")
         candidates: dict[str, Callable[[], object]] = {
             "float32": partial(operator.matmul, x, dense.T),
             "float32 (K, N)": partial(operator.matmul, x, transposed)}

@@ -1,5 +1,5 @@
 """``pyburn bench web``: pyburn in headless Chromium, on WebGPU, wasm and flex, against
-TensorFlow.js 4.22 in the same browser.
+TensorFlow.js 4.22 and onnxruntime-web 1.31 in the same browser.
 
 What it measures, with the built site (``make site``) served from 127.0.0.1:
 
@@ -21,21 +21,33 @@ What it measures, with the built site (``make site``) served from 127.0.0.1:
   pyburn's wasm against TF.js's wasm (goals: at least 1x), wasm and flex against TF.js's
   cpu and wasm backends;
 - matmul 256^3 and 1024^3 GFLOP/s, pyburn's wasm device against TF.js's wasm backend
-  (reported).
+  (reported);
+- the quantized products of ``pyburn bench quant`` in the page (ms per call, reported):
+  64 x 1024 float32 rows times the int8 1024 x 1024 weight on pyburn's wasm device
+  (``in_page.py``) against onnxruntime-web's wasm build on one thread (``ort.html``) running
+  the ONNX files of ``pyburn.bench.quant.write_models`` on the same matrices: the dynamic
+  product against the quantize_dynamic'ed MatMul and against the float32 MatMul, the integer
+  product alone against MatMulInteger, and the weight-only product against pyburn's own
+  float32 ``x @ W.T``; the outputs are checked first (the integer products equal, the
+  dynamic ones within `DYNAMIC_TOLERANCE`).
 
-TF.js comes from the repository's node_modules (npm devDependencies, ``npm ci``), so this
-runs from a checkout, not from an installed wheel.
+TF.js and onnxruntime-web come from the repository's node_modules (npm devDependencies,
+``npm ci``), so this runs from a checkout, not from an installed wheel.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ...errors import ResultMismatch
+from .. import peers, quant
 from ..report import Row, Target
 from ..suite import Benchmark
 from ..timing import Settings
@@ -46,6 +58,7 @@ ROOT = HERE.parents[2]
 SITE = ROOT / "site" / "dist"
 NODE_MODULES = ROOT / "node_modules"
 TFJS_PACKAGES = ("tfjs", "tfjs-backend-webgpu", "tfjs-backend-wasm")
+ORT_WEB = NODE_MODULES / "onnxruntime-web"
 READY_MS = 180_000
 #: the first MNIST test image, a 7, drawn as 10×10 squares of the 280×280 canvas
 PASTE = """(pixels) => {
@@ -74,6 +87,17 @@ PYBURN_MATMUL = """
 from pyburn.bench.web.in_page import matmul_rate
 await matmul_rate({device!r}, {size}, {repeat})
 """
+PYBURN_QUANT = """
+from pyburn.bench.web.in_page import quant_products
+await quant_products({m}, {size}, {samples}, {min_ms})
+"""
+RUN = "(code) => window.pyburn.run(code)"
+ORT_RUN = "(args) => window.ortBench.run(...args)"
+#: a timed run of a quantized product lasts at least this many ms (its calls back to back)
+QUANT_RUN_MS = 50.0
+#: the largest difference of the dynamic products, relative to onnxruntime-web's largest
+#: output
+DYNAMIC_TOLERANCE = 1e-4
 #: the matmul sizes measured, and the TF.js backend pyburn's wasm device meets there
 MATMUL_SIZES = (256, 1024)
 TFJS = "([name, ...args]) => window.tfjsBench[name](...args)"
@@ -99,6 +123,10 @@ def unavailable_reason() -> str | None:
     missing = [p for p in TFJS_PACKAGES if not (NODE_MODULES / "@tensorflow" / p).is_dir()]
     if missing:
         return f"TF.js is not installed ({', '.join(missing)}): npm ci"
+    if not (ORT_WEB / "dist").is_dir():
+        return "onnxruntime-web is not installed: npm ci"
+    if peers.load("numpy") is None or peers.load("onnxruntime") is None:
+        return "numpy and onnxruntime make the ONNX files: pip install -e '.[dev]'"
     return chromium.unavailable_reason()
 
 
@@ -190,7 +218,7 @@ def _training(web: _Browser, version: str, seconds: float, repeat: int,
         # flex takes about a second a step: one round of steps is all a run needs
         wanted = 0.0 if device == "flex" else seconds
         code = PYBURN_TRAIN.format(device=device, seconds=wanted, repeat=repeat)
-        ours[device] = page.evaluate("(code) => window.pyburn.run(code)", code)
+        ours[device] = page.evaluate(RUN, code)
     context.close()
     rows = []
     labels = {device: label for device, label, _ in DEVICES}
@@ -209,8 +237,7 @@ def _latency(web: _Browser, digit: list[int], version: str, repeat: int,
     count = BACK_TO_BACK // 10 if quick else BACK_TO_BACK
     _progress(f"{count} predictions back to back on wasm, and TF.js on wasm ...")
     context, page = web.open("playground.html")
-    ours = page.evaluate("(code) => window.pyburn.run(code)",
-                         PYBURN_LATENCY.format(count=count, repeat=repeat))
+    ours = page.evaluate(RUN, PYBURN_LATENCY.format(count=count, repeat=repeat))
     context.close()
     theirs = web.tfjs("latencyBackToBack", "wasm", [v / 255 for v in digit], count, repeat)
     return [_row(f"per-image latency ({MODEL}), wasm captured, {count} predictions back to "
@@ -224,7 +251,7 @@ def _matmul(web: _Browser, version: str, repeat: int, quick: bool) -> list[Row]:
     for size in MATMUL_SIZES[:1] if quick else MATMUL_SIZES:
         _progress(f"matmul {size}^3 on wasm, and TF.js on wasm ...")
         code = PYBURN_MATMUL.format(device="wasm", size=size, repeat=repeat)
-        ours = page.evaluate("(code) => window.pyburn.run(code)", code)
+        ours = page.evaluate(RUN, code)
         theirs = web.tfjs("matmul", "wasm", size, repeat)
         rows.append(_row(f"matmul {size}x{size} @ {size}x{size} float32, pyburn wasm",
                          "GFLOP/s", ours, f"TF.js {version} wasm", theirs, None, quick))
@@ -232,34 +259,101 @@ def _matmul(web: _Browser, version: str, repeat: int, quick: bool) -> list[Row]:
     return rows
 
 
-def measure(settings: Settings) -> list[Row]:
-    """Every browser measurement (see the module docstring), in one headless Chromium."""
+def _quant(web: _Browser, models: Path, quick: bool) -> list[Row]:
+    """The quantized products on pyburn's wasm device against onnxruntime-web's wasm build
+    (reported), once their outputs agree; `models` is the folder served at /quant/."""
+    np: Any = peers.load("numpy")
+    m, size = (quant.QUICK[0][0], quant.QUICK[1]) if quick else (quant.ROWS[0], quant.SIZE)
+    samples = 3 if quick else 10
+    w, _, q = quant.int8_weight(np, size)
+    quant.write_models(w, q, str(models))
+    _progress(f"quantized products {m}x{size} @ {size}x{size} on wasm, and onnxruntime-web ...")
+    context, page = web.open("playground.html")
+    ours = page.evaluate(RUN, PYBURN_QUANT.format(m=m, size=size, samples=samples,
+                                                  min_ms=QUANT_RUN_MS))
+    context.close()
+    floats = {"x": ["float32", [m, size], quant.float_input(m, size).data.tolist()]}
+    integers = {"a": ["uint8", [m, size], [v for row in ours["a"] for v in row]],
+                "az": ["uint8", [], [ours["a_zero"]]]}
+    context, page = web.open("bench/ort.html")
+    version = page.evaluate("() => window.ortBench.version")
+    files = {name: [f"/quant/{name}.onnx", floats] for name in ("float", "dynamic")}
+    files["integer"] = ["/quant/integer.onnx", integers]
+    theirs = page.evaluate(ORT_RUN, [files, samples, QUANT_RUN_MS])
+    context.close()
+    _check_quant(np, ours, theirs)
+    peer = f"onnxruntime-web {version} wasm"
+    shape = f"{m}x{size} @ int8 {size}x{size}, pyburn wasm"
+    times = ours["times"]
+    return [_row(f"dynamic {shape}", "ms", times["dynamic"], f"{peer} quantize_dynamic'ed "
+                 "MatMul", theirs["dynamic"]["times"], None, quick),
+            _row(f"integer product {shape}", "ms", times["integer"], f"{peer} MatMulInteger",
+                 theirs["integer"]["times"], None, quick),
+            _row(f"weight-only {shape}", "ms", times["weight_only"],
+                 "pyburn wasm float32 x @ W.T", times["float32"], None, quick),
+            _row(f"dynamic {shape} (vs float32 MatMul)", "ms", times["dynamic"],
+                 f"{peer} float32 MatMul", theirs["float"]["times"], None, quick)]
+
+
+def _check_quant(np: Any, ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Raises ResultMismatch unless pyburn's integer product equals onnxruntime-web's
+    MatMulInteger and the dynamic products agree within `DYNAMIC_TOLERANCE`."""
+    integer = np.array(ours["integer"], np.int64).ravel()
+    if not np.array_equal(integer, np.array(theirs["integer"]["output"], np.int64)):
+        wrong = int((integer != np.array(theirs["integer"]["output"])).sum())
+        raise ResultMismatch(f"quantized products in the browser: pyburn's integer product "
+                             f"differs from onnxruntime-web's MatMulInteger in {wrong} of "
+                             f"{integer.size} elements")
+    dynamic = np.array(ours["dynamic"], np.float64).ravel()
+    reference = np.array(theirs["dynamic"]["output"], np.float64)
+    error = float(np.abs(dynamic - reference).max() / np.abs(reference).max())
+    if not error <= DYNAMIC_TOLERANCE:
+        raise ResultMismatch(f"quantized products in the browser: pyburn's dynamic product "
+                             f"differs from onnxruntime-web's quantize_dynamic'ed MatMul by "
+                             f"{error:.2e} of its largest output (allowed: "
+                             f"{DYNAMIC_TOLERANCE:.0e})")
+
+
+@contextmanager
+def opened(site: Path = SITE) -> Iterator[tuple[_Browser, Path]]:
+    """A headless Chromium on the built `site`, served from 127.0.0.1 with this folder at
+    /bench/, node_modules at /node_modules/ and an empty temporary folder at /quant/ (for the
+    ONNX files); yields the browser and that folder. One part alone runs as
+    ``with opened() as (web, models): _quant(web, models, quick=True)``."""
     from playwright.sync_api import sync_playwright  # optional: playwright
 
     # desktop only: the site's pages import this package (in_page) from a wheel without it
     from ...web.serve import serving
 
+    with tempfile.TemporaryDirectory() as models, \
+            serving({"/": site, "/bench/": HERE, "/node_modules/": NODE_MODULES,
+                     "/quant/": Path(models)}) as base, sync_playwright() as playwright:
+        browser = chromium.launch(playwright)
+        try:
+            yield _Browser(browser, base), Path(models)
+        finally:
+            browser.close()
+
+
+def measure(settings: Settings) -> list[Row]:
+    """Every browser measurement (see the module docstring), in one headless Chromium."""
     repeat = 1 if settings.quick else 3
     seconds = 0.5 if settings.quick else 3.0
     digit = _digit()
-    mounts = {"/": SITE, "/bench/": HERE, "/node_modules/": NODE_MODULES}
-    with serving(mounts) as base, sync_playwright() as playwright:
-        browser = chromium.launch(playwright)
-        try:
-            web = _Browser(browser, base)
-            context, page = web.open("bench/tfjs.html")
-            version = page.evaluate("() => window.tfjsBench.version")
-            context.close()
-            rows = _inference(web, digit, version, repeat, settings.quick)
-            rows += _latency(web, digit, version, repeat, settings.quick)
-            rows += _training(web, version, seconds, repeat, settings.quick)
-            rows += _matmul(web, version, repeat, settings.quick)
-        finally:
-            browser.close()
+    with opened() as (web, models):
+        context, page = web.open("bench/tfjs.html")
+        version = page.evaluate("() => window.tfjsBench.version")
+        context.close()
+        rows = _inference(web, digit, version, repeat, settings.quick)
+        rows += _latency(web, digit, version, repeat, settings.quick)
+        rows += _training(web, version, seconds, repeat, settings.quick)
+        rows += _matmul(web, version, repeat, settings.quick)
+        rows += _quant(web, models, settings.quick)
     return rows
 
 
 BENCHMARKS = (
-    Benchmark("web", "chromium", "pyburn in headless Chromium (WebGPU, wasm, flex) vs TF.js 4.22: "
-              "cold start, latency, MLP training", measure, requires=unavailable_reason),
+    Benchmark("web", "chromium", "pyburn in headless Chromium (WebGPU, wasm, flex) vs TF.js 4.22 "
+              "and onnxruntime-web: cold start, latency, MLP training, quantized products",
+              measure, requires=unavailable_reason),
 )
