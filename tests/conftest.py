@@ -13,7 +13,7 @@ was skipped on purpose (or runs inside Pyodide under Node, which has no WebGPU).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if reason and "wgpu" not in SKIPPED:
         raise pytest.UsageError(f"the wgpu tests cannot run: {reason}. Install what it names "
                                 "(make system-deps), or set PYBURN_SKIP=wgpu to run without them.")
+
+
+@pytest.fixture(scope="session")
+def mnist() -> Callable[[bool, int], tuple[Any, Any]]:
+    """Real MNIST as numpy arrays: ``mnist(train, n)`` gives the first `n` images of the
+    split, float32 (n, 28, 28) in [0, 1], and their int32 labels (fetched on first use)."""
+    from pyburn.data.datasets import MNIST  # desktop tests only: Pyodide's suite never asks
+
+    def load(train: bool, n: int) -> tuple[Any, Any]:
+        images, labels = MNIST(train=train, device="cpu").tensors()
+        return (images[:n].float() / 255).numpy(), labels[:n].numpy()
+    return load
 
 
 @pytest.hookimpl(tryfirst=True)

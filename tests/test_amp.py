@@ -1,6 +1,6 @@
 """`pyburn.amp.GradScaler` against torch.amp.GradScaler (the same scales, the same skipped
 steps, the same unscaled gradients and state dicts), its one device read per step, its
-errors; and mixed-precision training of a small MNIST-like CNN on wgpu, which reaches the
+errors; and mixed-precision training of a small CNN on MNIST on wgpu, which reaches the
 float32 run's test accuracy."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pyburn
 import pyburn.nn.functional as F
 from pyburn import nn
 from pyburn.amp import GradScaler
+from pyburn.backends import wgpu
 from pyburn.optim import SGD, Adam
 
 torch = pytest.importorskip("torch")
@@ -148,9 +149,10 @@ def test_misuse_is_reported():
 
 # ---- training: float32 and autocast + GradScaler reach the same test accuracy -----------
 
-class DigitsCNN(nn.Module):
-    """The MNIST CNN's shape (conv, batch norm, pool, ReLU twice, then two linear layers),
-    sized for 8x8 digits."""
+class SmallMnistCNN(nn.Module):
+    """The MNIST CNN's shape (two blocks of conv, max pool, batch norm, ReLU, then two linear
+    layers), made cheap enough to train on llvmpipe: the 28x28 images are average-pooled to
+    14x14 first, and each block pools before its batch norm."""
 
     def __init__(self, device: pyburn.Device):
         super().__init__()
@@ -158,23 +160,24 @@ class DigitsCNN(nn.Module):
         self.bn1 = nn.BatchNorm2d(8, device=device)
         self.conv2 = nn.Conv2d(8, 16, 3, padding=1, bias=False, device=device)
         self.bn2 = nn.BatchNorm2d(16, device=device)
-        self.fc1 = nn.Linear(16 * 2 * 2, 32, device=device)
+        self.fc1 = nn.Linear(16 * 3 * 3, 32, device=device)
         self.fc2 = nn.Linear(32, 10, device=device)
 
     def forward(self, x: pyburn.Tensor) -> pyburn.Tensor:
-        x = F.relu(F.max_pool2d(self.bn1(self.conv1(x)), 2))
-        x = F.relu(F.max_pool2d(self.bn2(self.conv2(x)), 2))
+        x = F.avg_pool2d(x, 2)
+        x = F.relu(self.bn1(F.max_pool2d(self.conv1(x), 2)))
+        x = F.relu(self.bn2(F.max_pool2d(self.conv2(x), 2)))
         return self.fc2(F.relu(self.fc1(x.reshape(x.shape[0], -1))))
 
 
 def _train_and_test(dev: pyburn.Device, mixed: bool, data: tuple) -> tuple[float, pyburn.DType]:
-    """Test accuracy (in points) after 80 Adam steps with a cosine schedule, and the dtype
-    of the logits."""
+    """Test accuracy (in points) after two epochs of Adam (60 steps) with a cosine schedule,
+    and the dtype of the logits."""
     x_train, y_train, x_test, y_test = data
     pyburn.manual_seed(0)
-    model = DigitsCNN(dev)
+    model = SmallMnistCNN(dev)
     opt, scaler = Adam(model.parameters(), lr=1e-2), GradScaler(enabled=mixed)
-    batch, epochs = 50, 4
+    batch, epochs = 50, 2
     steps = epochs * (x_train.shape[0] // batch)
     for step in range(steps):
         opt.param_groups[0]["lr"] = 5e-3 * (1 + math.cos(math.pi * step / steps))
@@ -192,24 +195,22 @@ def _train_and_test(dev: pyburn.Device, mixed: bool, data: tuple) -> tuple[float
     return float((predicted == y_test).mean() * 100), logits.dtype
 
 
-def test_mixed_precision_training_on_wgpu_reaches_float32_accuracy():
-    """sklearn's 8x8 digits, shuffled once: 1000 to train, 797 to test, so that the 0.5
-    points allowed are 4 test images. Over ten seeds on cpu the two runs differed by at
-    most 0.25 points."""
-    datasets = pytest.importorskip("sklearn.datasets")
-    if pyburn.backends.wgpu.unavailable_reason() is not None:
+def test_mixed_precision_training_on_wgpu_reaches_float32_accuracy(mnist):
+    """MNIST: the first 1500 training images, and the whole test split, so that the 0.5
+    points allowed are 50 test images. Over seeds 0-9 on cpu the float32 run scored
+    89.3-92.0% and the two runs differed by at most 0.42 points (seed 0: 90.95 and 91.01;
+    on wgpu 90.95 and 90.99)."""
+    if wgpu.unavailable_reason() is not None:
         pytest.skip("needs a wgpu adapter")
     dev = pyburn.device("wgpu").autodiff()
     if pyburn.float16 not in dev.backend.dtypes:
         pytest.skip("the wgpu adapter has no shader-f16")
-    digits = datasets.load_digits()
-    order = np.random.default_rng(0).permutation(len(digits.target))
-    images = (digits.images[order] / 16.0).astype(np.float32)[:, None]
-    labels = digits.target[order].astype(np.int32)
-    data = (pyburn.tensor(images[:1000], device=dev), pyburn.tensor(labels[:1000], device=dev),
-            pyburn.tensor(images[1000:], device=dev), labels[1000:])
+    x_train, y_train = mnist(True, 1500)
+    x_test, y_test = mnist(False, 10000)
+    data = (pyburn.tensor(x_train[:, None], device=dev), pyburn.tensor(y_train, device=dev),
+            pyburn.tensor(x_test[:, None], device=dev), y_test)
     full, full_dtype = _train_and_test(dev, False, data)
     mixed, mixed_dtype = _train_and_test(dev, True, data)
     assert (full_dtype, mixed_dtype) == (pyburn.float32, pyburn.float16)
-    assert full > 90.0
+    assert full > 87.0
     assert abs(mixed - full) <= 0.5, (full, mixed)

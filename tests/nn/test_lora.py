@@ -1,7 +1,7 @@
 """pyburn.nn.lora: LoRALinear against a float64 reference (numpy for values, PyTorch for
 gradients), target selection, merge, remove, save/load of the adapters alone, errors, a
-quantized-style base, and a fine-tune on scikit-learn's handwritten digits that leaves every
-base weight bit for bit as it was."""
+quantized-style base, and a fine-tune on MNIST (the digits mirrored) that leaves every base
+weight bit for bit as it was."""
 
 from __future__ import annotations
 
@@ -337,47 +337,45 @@ def test_loading_checks_keys_shapes_and_the_file(tmp_path):
             lora.load(_mlp("flex"), saved)
 
 
-def _digits():
-    """scikit-learn's 8x8 handwritten digits in [0, 1], shuffled, and a shifted task: the
-    same images mirrored left to right."""
-    datasets = pytest.importorskip("sklearn.datasets")
-    digits = datasets.load_digits()
-    order = np.random.default_rng(0).permutation(len(digits.target))
-    x = (digits.data[order] / 16).astype(np.float32)
-    mirrored = x.reshape(-1, 8, 8)[:, :, ::-1].reshape(-1, 64).copy()
-    return x, mirrored, digits.target[order].astype(np.int32)
+def test_lora_fine_tune_learns_a_shifted_task_on_a_bit_for_bit_frozen_base(mnist):
+    """A 784-64-10 MLP pretrained on 6000 MNIST training images; the shifted task is the
+    same digits mirrored left to right. Over seeds 0-9 the base scored 91.3-92.9% on 2000
+    test images and 33.9-38.3% on them mirrored; rank-4 adapters trained on the mirrored
+    training images brought that back to 86.7-89.7% (seed 0: 92.4, 35.4, 88.9)."""
+    x_train, y_train = mnist(True, 6000)
+    x_test, y_test = mnist(False, 2000)
 
+    def flat(images, mirror=False):
+        return (images[:, :, ::-1] if mirror else images).reshape(len(images), -1).copy()
 
-def test_lora_fine_tune_learns_a_shifted_task_on_a_bit_for_bit_frozen_base():
-    x, mirrored, y = _digits()
-    train, test = slice(0, 1200), slice(1200, None)
     dev = pyburn.device("cpu").autodiff()
     pyburn.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 32, device=dev), nn.ReLU(), nn.Linear(32, 10, device=dev))
+    model = nn.Sequential(nn.Linear(784, 64, device=dev), nn.ReLU(), nn.Linear(64, 10, device=dev))
 
-    def fit(params, images, steps):
+    def fit(params, images, batch=100, steps=600):
         opt = optim.Adam(params, lr=0.01)
-        inputs = pyburn.tensor(images[train], device=dev)
-        labels = pyburn.tensor(y[train], device=dev)
-        for _ in range(steps):
+        inputs = pyburn.tensor(images, device=dev)
+        labels = pyburn.tensor(y_train, device=dev)
+        for step in range(steps):
+            i = (step * batch) % len(images)
             opt.zero_grad()
-            F.cross_entropy(model(inputs), labels).backward()
+            F.cross_entropy(model(inputs[i:i + batch]), labels[i:i + batch]).backward()
             opt.step()
 
     def accuracy(images):
         with pyburn.no_grad():
-            guess = model(pyburn.tensor(images[test], device=dev)).argmax(-1).numpy()
-        return float((guess == y[test]).mean())
+            guess = model(pyburn.tensor(images, device=dev)).argmax(-1).numpy()
+        return float((guess == y_test).mean())
 
-    fit(model.parameters(), x, 150)
-    assert accuracy(x) > 0.9
+    fit(model.parameters(), flat(x_train))
+    assert accuracy(flat(x_test)) > 0.89
     base = {k: v.numpy().tobytes() for k, v in model.state_dict().items()}
-    shifted = accuracy(mirrored)
+    shifted = accuracy(flat(x_test, mirror=True))
     model = lora.apply(model, rank=4, alpha=8)
-    fit(lora.parameters(model), mirrored, 150)
-    tuned = accuracy(mirrored)
-    assert tuned > shifted + 0.3 and tuned > 0.85, (shifted, tuned)
+    fit(lora.parameters(model), flat(x_train, mirror=True))
+    tuned = accuracy(flat(x_test, mirror=True))
+    assert shifted < 0.5 and tuned > 0.84 and tuned > shifted + 0.4, (shifted, tuned)
     after = {k.replace(".base.", "."): v.numpy().tobytes()
              for k, v in model.state_dict().items() if "lora_" not in k}
     assert after == base
-    assert sum(p.numel() for p in lora.parameters(model)) == 4 * (64 + 32) + 4 * (32 + 10)
+    assert sum(p.numel() for p in lora.parameters(model)) == 4 * (784 + 64) + 4 * (64 + 10)
