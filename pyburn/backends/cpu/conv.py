@@ -28,6 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from . import jit
+
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
 
@@ -108,7 +110,10 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
          groups: int, bias: np.ndarray | None = None) -> np.ndarray:
     """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K), plus `bias` (O,) per
     output channel when given; `padding` holds (before, after) zeros per spatial dim.
-    Returns (N, O, *out)."""
+    Returns (N, O, *out). A 2-d depthwise convolution (one group per input channel) runs
+    compiled when numba is installed (`jit.depthwise`)."""
+    if jit.depthwise_applies(x, w, groups, bias):
+        return jit.depthwise(x, w, stride, padding, dilation, bias)
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]
@@ -136,7 +141,10 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
 def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
                 dilation: Ints, groups: int) -> np.ndarray:
     """The gradient of `conv` with respect to its weight: x (N, C, *S) and the output's
-    gradient g (N, O, *out) give (O, C/groups, *kernel)."""
+    gradient g (N, O, *out) give (O, C/groups, *kernel). A 2-d depthwise one runs compiled
+    when numba is installed (`jit.depthwise_weight`)."""
+    if jit.depthwise_applies(x, g, groups, None):
+        return jit.depthwise_weight(x, g, kernel, stride, padding, dilation)
     dtype = g.dtype
     x, g = _computed(x), _computed(g)
     cols = _Columns(x, kernel, stride, padding, dilation, groups)
@@ -153,7 +161,10 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, di
                    groups: int, size: Ints) -> np.ndarray:
     """The adjoint of `conv` in its input: x (N, O, *m) and w (O, C/groups, *K) give
     (N, C, *size), the full transposed convolution cut to `size` from offset `padding`
-    (and zero where `size` reaches past it)."""
+    (and zero where `size` reaches past it). A 2-d depthwise one (one input and one output
+    channel per group) runs compiled when numba is installed (`jit.depthwise_transpose`)."""
+    if jit.depthwise_transpose_applies(x, w, groups):
+        return jit.depthwise_transpose(x, w, stride, padding, dilation, size)
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     kernel = w.shape[2:]

@@ -1,0 +1,146 @@
+"""Compiled kernels for the cpu backend, through numba (the optional extra ``jit``).
+
+numpy has no fast way to compute a depthwise convolution (``groups`` equal to the input's
+channels, as in MobileNet and EfficientNet): `conv.conv` makes it an im2col copy and one
+tiny matrix product per channel, several times slower than PyTorch. Here it is one loop
+nest compiled by numba for each geometry (kernel size, stride and dilation are compile-time
+constants, so the loop over the taps is unrolled and the loop over the outputs vectorised):
+
+- each input channel is copied into a zeroed scratch of ``stride_h * stride_w`` phase planes,
+  ``plane[ry, rx][i, j] = padded[i * stride_h + ry, j * stride_w + rx]``; the padding cells
+  are never written, so they stay zero for every channel. In these planes every tap of the
+  kernel reads a contiguous run at a fixed offset;
+- each output channel is then one flat loop over the rows of outputs, ``out[p] = bias +
+  sum over taps of weight[tap] * plane[offset(tap) + p]``, taken over whole plane rows (the
+  few positions past the output's width are computed and dropped) so that even a 7x7 image
+  runs as one long vectorised loop; the sum of each output stays in a register.
+
+The gradients, for training: in the input (`depthwise_transpose`, one output channel per
+input channel) it is `depthwise` again, of the output's gradient spread out by the stride,
+with the kernel flipped; in the weight (`depthwise_weight`) one sum per tap over the same
+phase planes.
+
+Each output is the sum PyTorch computes, in this kernel's order (the bias, then the taps row
+by row) and with fused multiply-adds: of numba's ``fastmath`` flags only "contract" is on
+(and "reassoc" for the weight gradient's sums), so NaN and infinity keep their IEEE meaning.
+float32 and float64 are compiled apart, on first use of each.
+
+The numba code is in `numba_kernels`, imported on the first depthwise convolution while the
+kernels are enabled. Compiled code is cached on disk (numba's ``cache=True``, beside these
+files or in numba's cache directory): the first call of a geometry in the first process
+compiles for about a second, later processes load it in a fraction of that.
+``PYBURN_CPU_JIT=0`` switches the kernels off (and numba is then never imported); then, or
+when numba is not installed, the numpy code computes everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .numba_kernels import Kernels
+
+#: the environment variable that switches the compiled kernels off when set to "0"
+ENV = "PYBURN_CPU_JIT"
+
+
+@functools.cache
+def _numba_imports() -> bool:
+    """Whether numba is installed (imported once, on the first depthwise convolution)."""
+    try:
+        import numba  # noqa: F401  (optional: numba, the extra "jit")
+    except ImportError:
+        return False
+    return True
+
+
+def enabled() -> bool:
+    """Whether the compiled kernels run: numba imports and ``$PYBURN_CPU_JIT`` is not "0"
+    (or "false", "off", "no", as ``$PYBURN_FUSION``). Read on every call, so that a test
+    can switch it."""
+    switch = os.environ.get(ENV, "1").strip().lower()
+    return switch not in ("0", "false", "off", "no") and _numba_imports()
+
+
+def depthwise_applies(x: np.ndarray, w: np.ndarray, groups: int,
+                      bias: np.ndarray | None) -> bool:
+    """Whether `depthwise` computes this convolution of x with w (and `depthwise_weight` its
+    weight gradient, the output's gradient given as w): 2-d, one group per input channel,
+    float32 or float64 throughout, and the kernels enabled."""
+    return (x.ndim == 4 and groups == x.shape[1] and x.dtype == w.dtype and
+            x.dtype in (np.float32, np.float64) and (bias is None or bias.dtype == x.dtype)
+            and enabled())
+
+
+def depthwise_transpose_applies(x: np.ndarray, w: np.ndarray, groups: int) -> bool:
+    """Whether `depthwise_transpose` computes this transposed convolution: 2-d, one input and
+    one output channel per group, float32 or float64 throughout, and the kernels enabled."""
+    return (x.ndim == 4 and groups == w.shape[0] == x.shape[1] and w.shape[1] == 1 and
+            x.dtype == w.dtype and x.dtype in (np.float32, np.float64) and enabled())
+
+
+def depthwise(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
+              padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+              bias: np.ndarray | None = None) -> np.ndarray:
+    """Cross-correlation of x (N, C, H, W) with w (C * m, 1, kh, kw), each input channel c
+    giving output channels c * m to c * m + m - 1, plus `bias` (C * m,) when given; `padding`
+    holds (before, after) zeros per spatial dim. Returns a new (N, C * m, H', W') array."""
+    (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
+    (top, bottom), (left, right) = padding
+    height, width = x.shape[2:]
+    out = np.empty((x.shape[0], w.shape[0],
+                    (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
+                    (width + left + right - dw * (kw - 1) - 1) // sw + 1), dtype=x.dtype)
+    shift = np.zeros(w.shape[0], dtype=x.dtype) if bias is None else bias
+    _kernels(kh, kw, sh, sw, dh, dw).forward(
+        np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(shift), top,
+        left, out)
+    return out
+
+
+def depthwise_transpose(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
+                        padding: Sequence[int], dilation: Sequence[int],
+                        size: Sequence[int]) -> np.ndarray:
+    """The adjoint of `depthwise` with one output channel per input channel, in its input
+    (its gradient): x (N, C, *m) and w (C, 1, kh, kw) give (N, C, *size), the full transposed
+    convolution cut to `size` from offset `padding`. That is `depthwise` itself, of x spread
+    out by the stride (zeros between) and padded, with the kernel flipped."""
+    spread = x
+    if any(s > 1 for s in stride):
+        spread = np.zeros(x.shape[:2] + tuple((m - 1) * s + 1 for m, s in
+                                              zip(x.shape[2:], stride)), dtype=x.dtype)
+        spread[:, :, ::stride[0], ::stride[1]] = x
+    # out[i] = sum over k of spread[i + before + k * d] * w[K - 1 - k]: a padding that would
+    # be negative (a cut) pads by zero instead and the cut is taken from the result
+    pads, cuts = [], []
+    for m, k, d, p, z in zip(spread.shape[2:], w.shape[2:], dilation, padding, size):
+        before, after = d * (k - 1) - p, z - m + p
+        pads.append((max(before, 0), max(after, 0)))
+        cuts.append(slice(max(-before, 0), max(-before, 0) + z))
+    y = depthwise(spread, w[:, :, ::-1, ::-1], (1, 1), pads, dilation)
+    return y[:, :, cuts[0], cuts[1]]
+
+
+def depthwise_weight(x: np.ndarray, g: np.ndarray, kernel: Sequence[int],
+                     stride: Sequence[int], padding: Sequence[tuple[int, int]],
+                     dilation: Sequence[int]) -> np.ndarray:
+    """The gradient of `depthwise` in its weight: x (N, C, H, W) and the output's gradient g
+    (N, C * m, H', W') give (C * m, 1, *kernel), each tap's products with g summed."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    grad = np.empty((g.shape[1], 1, kh, kw), dtype=x.dtype)
+    _kernels(kh, kw, sh, sw, dh, dw).weight(
+        np.ascontiguousarray(x), np.ascontiguousarray(g), padding[0][0], padding[1][0], grad)
+    return grad
+
+
+@functools.cache
+def _kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int) -> Kernels:
+    """The kernels of one geometry, compiled (or loaded from numba's cache) on first use."""
+    from .numba_kernels import compile_kernels  # optional: numba, the extra "jit"
+
+    return compile_kernels(kh, kw, sh, sw, dh, dw)

@@ -1,0 +1,124 @@
+"""The numba kernels of `jit` (the cpu backend's compiled depthwise convolution): imported
+only by `jit`, when numba is there and $PYBURN_CPU_JIT does not say no. See `jit` for what
+they compute and how."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+
+# inlined into each kernel (at numba's level, so that sh and sw are the kernel's constants
+# there): a call per channel costs about 5% on 7x7 images
+@njit(inline="always")
+def fill_planes(x: np.ndarray, n: int, c: int, top: int, left: int, sh: int, sw: int,
+                hq: int, wq: int, flat: np.ndarray) -> None:
+    """Copy x[n, c] into the phase planes held by `flat` (sh * sw planes of hq x wq):
+    ``plane[ry, rx][i, j] = padded[i * sh + ry, j * sw + rx]``; the cells of the padding
+    are left as they are (zero)."""
+    height, width = x.shape[2], x.shape[3]
+    size = hq * wq
+    first = -(-left // sw)  # plane columns [first, last) have every phase in the input
+    last = min(wq, (width + left) // sw)
+    for i in range(height):
+        qy = (i + top) // sh
+        if qy >= hq:
+            break
+        src = x[n, c, i]
+        base = (i + top) % sh * sw * size + qy * wq
+        if last > first:  # unsigned indices: numba adds no wraparound test
+            inner = src[first * sw - left:]
+            start = np.uint64(base + first)
+            for j in range(np.uint64(last - first)):
+                for rx in range(sw):
+                    flat[start + np.uint64(rx * size) + j] = inner[j * np.uint64(sw) +
+                                                                   np.uint64(rx)]
+        for edge in range(2):  # the columns partly in the padding
+            j0 = 0 if edge == 0 else max(first, last)
+            j1 = min(first, wq) if edge == 0 else wq
+            for j in range(j0, j1):
+                for rx in range(sw):
+                    col = j * sw + rx - left
+                    if 0 <= col < width:
+                        flat[base + rx * size + j] = src[col]
+
+
+class Kernels(NamedTuple):
+    """The compiled kernels of one geometry."""
+
+    #: ``forward(x, w, bias, top, left, out)`` fills `out` (N, C * m, H', W'), whose shape
+    #: says where the padding after the input ends
+    forward: Callable[..., None]
+    #: ``weight(x, g, top, left, grad)`` fills `grad` (C * m, 1, kh, kw)
+    weight: Callable[..., None]
+
+
+def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int) -> Kernels:
+    """The kernels of one geometry (kernel size, stride, dilation: constants of the compiled
+    code), compiled on their first call or loaded from numba's cache, which keys each of
+    these closures by the six values."""
+
+    @njit(cache=True, nogil=True, fastmath={"contract"})
+    def forward(x: np.ndarray, w: np.ndarray, bias: np.ndarray, top: int, left: int,
+                out: np.ndarray) -> None:
+        channels = x.shape[1]
+        multiplier = w.shape[0] // channels
+        oh, ow = out.shape[2], out.shape[3]
+        hq, wq = oh + (kh - 1) * dh // sh, ow + (kw - 1) * dw // sw
+        size = hq * wq
+        # + wq: the flat loop's last row reads up to wq - ow cells past the last plane
+        flat = np.zeros(sh * sw * size + wq, dtype=x.dtype)
+        acc = np.empty(oh * wq, dtype=out.dtype)
+        for n in range(x.shape[0]):
+            for c in range(channels):
+                fill_planes(x, n, c, top, left, sh, sw, hq, wq, flat)
+                for o in range(c * multiplier, c * multiplier + multiplier):
+                    b = bias[o]
+                    for p in range(np.uint64(oh * wq)):
+                        total = b
+                        for ky in range(kh):
+                            for kx in range(kw):
+                                offset = np.uint64(
+                                    (ky * dh % sh * sw + kx * dw % sw) * size +
+                                    ky * dh // sh * wq + kx * dw // sw)
+                                total += w[o, 0, ky, kx] * flat[offset + p]
+                        acc[p] = total
+                    for oy in range(oh):
+                        row = out[n, o, oy]
+                        results = acc[oy * wq:]
+                        for j in range(ow):
+                            row[j] = results[j]
+
+    # "reassoc": each tap's sum over the outputs is a reduction, vectorised in any order
+    @njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
+    def weight(x: np.ndarray, g: np.ndarray, top: int, left: int, grad: np.ndarray) -> None:
+        channels = x.shape[1]
+        multiplier = g.shape[1] // channels
+        oh, ow = g.shape[2], g.shape[3]
+        hq, wq = oh + (kh - 1) * dh // sh, ow + (kw - 1) * dw // sw
+        size = hq * wq
+        flat = np.zeros(sh * sw * size + wq, dtype=x.dtype)
+        rows = np.zeros(oh * wq, dtype=g.dtype)  # g in rows of wq: the extra columns stay 0
+        grad[:] = 0
+        for n in range(x.shape[0]):
+            for c in range(channels):
+                fill_planes(x, n, c, top, left, sh, sw, hq, wq, flat)
+                for o in range(c * multiplier, c * multiplier + multiplier):
+                    for oy in range(oh):
+                        row = g[n, o, oy]
+                        into = rows[oy * wq:]
+                        for j in range(ow):
+                            into[j] = row[j]
+                    for ky in range(kh):
+                        for kx in range(kw):
+                            offset = np.uint64((ky * dh % sh * sw + kx * dw % sw) * size +
+                                               ky * dh // sh * wq + kx * dw // sw)
+                            total = grad[o, 0, ky, kx]
+                            for p in range(np.uint64(oh * wq)):
+                                total += rows[p] * flat[offset + p]
+                            grad[o, 0, ky, kx] = total
+
+    return Kernels(forward, weight)

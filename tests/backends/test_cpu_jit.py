@@ -1,0 +1,98 @@
+"""The cpu backend's compiled depthwise convolution (pyburn.backends.cpu.jit, numba) against
+float64 PyTorch, and the cpu backend's `conv` with the kernels on and off ($PYBURN_CPU_JIT).
+
+The cases are few on purpose: numba compiles each geometry (kernel, stride, dilation) and
+dtype once, about a second each on a first run, and loads it from its disk cache after."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("numba")
+torch = pytest.importorskip("torch")
+
+from pyburn.backends.cpu import conv, jit  # noqa: E402
+
+#: (N, C, H, W), channel multiplier, kernel, stride, ((top, bottom), (left, right)), dilation,
+#: dtype, with a bias
+CASES = [
+    ((2, 3, 9, 8), 1, (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), "float32", True),
+    ((1, 4, 10, 11), 2, (3, 3), (2, 2), ((0, 1), (1, 0)), (1, 1), "float32", False),
+    ((2, 2, 7, 9), 1, (5, 5), (2, 1), ((2, 2), (2, 2)), (1, 1), "float64", True),
+    ((2, 3, 8, 13), 3, (3, 2), (1, 3), ((2, 0), (0, 3)), (2, 1), "float32", True),
+    ((2, 3, 8, 13), 3, (3, 2), (1, 3), ((2, 0), (0, 3)), (2, 1), "float64", False),
+    ((1, 2, 2, 3), 1, (5, 5), (2, 2), ((2, 2), (2, 2)), (1, 1), "float32", False),  # tiny input
+    # paddings past the kernel's reach: the transposed one cuts instead of padding
+    ((1, 2, 6, 5), 1, (3, 3), (2, 1), ((3, 0), (1, 4)), (1, 1), "float64", True),
+]
+
+
+def _reference(x, w, bias, stride, padding, dilation, g):
+    """float64 PyTorch (the zeros padded first: torch pads symmetrically only): the
+    convolution, and the gradients in x and in w of its output's product with g."""
+    (top, bottom), (left, right) = padding
+    x64, w64 = (torch.from_numpy(a).double().requires_grad_() for a in (x, w))
+    xp = torch.nn.functional.pad(x64, (left, right, top, bottom))
+    b = None if bias is None else torch.from_numpy(bias).double()
+    y = torch.nn.functional.conv2d(xp, w64, b, stride, 0, dilation, x.shape[1])
+    grads = torch.autograd.grad(y, (x64, w64), torch.from_numpy(g).double())
+    return [t.detach().numpy() for t in (y, *grads)]
+
+
+@pytest.mark.parametrize("shape, multiplier, kernel, stride, padding, dilation, dtype, "
+                         "with_bias", CASES)
+def test_depthwise_conv_matches_torch_with_the_kernels_on_and_off(
+        monkeypatch, shape, multiplier, kernel, stride, padding, dilation, dtype, with_bias):
+    """`conv.conv` with one group per channel and its gradients `conv.conv_transpose` (in x)
+    and `conv.conv_weight`: compiled ($PYBURN_CPU_JIT=1; the transposed one for a multiplier
+    of 1) and in numpy (=off) all equal float64 PyTorch within the dtype's rounding, on
+    strided (transposed) inputs as well as contiguous ones."""
+    rng = np.random.default_rng(len(CASES) * shape[2] + shape[3])
+    x = rng.normal(size=shape).astype(dtype)
+    w = rng.normal(size=(shape[1] * multiplier, 1) + kernel).astype(dtype)
+    bias = rng.normal(size=w.shape[0]).astype(dtype) if with_bias else None
+    out = [(z + b + a - d * (k - 1) - 1) // s + 1
+           for z, (b, a), d, k, s in zip(shape[2:], padding, dilation, kernel, stride)]
+    g = rng.normal(size=(shape[0], w.shape[0], *out)).astype(dtype)
+    want = _reference(x, w, bias, stride, padding, dilation, g)
+    before, groups = [b for b, _ in padding], shape[1]
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for switch, compiled in (("1", True), ("off", False)):
+        monkeypatch.setenv(jit.ENV, switch)
+        assert jit.depthwise_applies(x, w, groups, bias) is compiled
+        assert jit.depthwise_transpose_applies(g, w, groups) is (compiled and multiplier == 1)
+        for xs, gs in ((x, g), (_strided(x), _strided(g))):
+            got = [conv.conv(xs, w, stride, padding, dilation, groups, bias),
+                   conv.conv_transpose(gs, w, stride, before, dilation, groups, shape[2:]),
+                   conv.conv_weight(xs, gs, kernel, stride, padding, dilation, groups)]
+            for value, reference in zip(got, want):
+                assert value.dtype == dtype and value.shape == reference.shape
+                np.testing.assert_allclose(value, reference, rtol=tol, atol=tol)
+
+
+def _strided(a):
+    """`a`'s values in a view whose first two axes are swapped in memory."""
+    return np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)
+
+
+@pytest.mark.parametrize("prelude", ["os.environ['PYBURN_CPU_JIT'] = '0'",
+                                     "sys.modules['numba'] = None"],
+                         ids=["switched off", "numba missing"])
+def test_numba_stays_unloaded_without_a_compiled_kernel(prelude):
+    """numba loads only with the first compiled kernel: not with ``import pyburn``, not on
+    flex, not while $PYBURN_CPU_JIT is 0; and without numba (an import that fails) the cpu
+    device computes a depthwise convolution in numpy."""
+    code = ("import os, sys\n" + prelude + "\n"
+            "import pyburn, pyburn.nn.functional as F\n"
+            "for name in ('flex', 'cpu'):\n"
+            "    d = pyburn.device(name)\n"
+            "    y = F.conv2d(pyburn.ones(1, 2, 5, 5, device=d), pyburn.ones(2, 1, 3, 3, device=d),"
+            " groups=2)\n"
+            "    print(y.sum().item(), sys.modules.get('numba') is not None)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.split() == ["162.0", "False"] * 2
