@@ -123,6 +123,9 @@ class Ray:
         if ray.is_initialized():
             yield
             return
+        # Ray replaces builtins.print for good once a worker's output reaches the driver
+        # (its tqdm support), unless told not to: the user's print stays theirs
+        os.environ.setdefault("RAY_TQDM_PATCH_PRINT", "0")
         ray.init(address="local", num_cpus=max(int(self.num_workers * self.num_cpus + 0.999),
                                                os.cpu_count() or 1),
                  include_dashboard=False, _node_ip_address="127.0.0.1",

@@ -18,12 +18,17 @@ def cluster() -> Iterator[Any]:
     from . import helpers
 
     ray.cloudpickle.register_pickle_by_value(helpers)
+    # Ray would replace builtins.print for the rest of the process once a worker's output
+    # reaches it (its tqdm support): later tests that pickle print would see another object
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("RAY_TQDM_PATCH_PRINT", "0")
     ray.init(address="local", num_cpus=2, include_dashboard=False,
              _node_ip_address="127.0.0.1", configure_logging=False, log_to_driver=False)
     try:
         yield ray
     finally:
         ray.shutdown()
+        monkeypatch.undo()
 
 
 @pytest.fixture(scope="package")
