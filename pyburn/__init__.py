@@ -84,6 +84,7 @@ from .ops.indexing import (
     take,
 )
 from .ops.linalg import dot, einsum, eye, matmul, outer, tril, triu
+from .ops.logistic import sigmoid
 from .ops.movement import (
     broadcast_to,
     cat,

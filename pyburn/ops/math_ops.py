@@ -177,11 +177,11 @@ def square(x: Tensor) -> Tensor:
     return binary("mul", x, x)
 
 
-def sigmoid(x: Tensor) -> Tensor:
-    """The logistic function 1 / (1 + exp(-x)), computed as ``where(x >= 0, 1, e) / (1 + e)``
-    with ``e = exp(-|x|)``, so that neither the value nor the gradient meets an overflowing
-    exp."""
-    x = _floating(x)
+def sigmoid_composite(x: Tensor) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x)) in primitives (`pyburn.ops.logistic.sigmoid`
+    runs it where the backend does not offer the "activation" capability), computed as
+    ``where(x >= 0, 1, e) / (1 + e)`` with ``e = exp(-|x|)``, so that neither the value nor
+    the gradient meets an overflowing exp; x is floating point."""
     positive = binary("ge", x, 0)
     # -|x| spelled with where, not abs: abs's slope at 0 is 0 and would zero the gradient
     e = unary("exp", unary("neg", where(positive, x, unary("neg", x))))
@@ -293,7 +293,7 @@ def add(a: Operand, b: Operand, *, alpha: float | int = 1) -> Tensor:
 
 
 COMPOSITES: dict[str, Callable] = {
-    "square": square, "sigmoid": sigmoid, "div": div, "true_divide": PRIMITIVES["div"],
+    "square": square, "div": div, "true_divide": PRIMITIVES["div"],
     "where": lambda self, condition, other: where(condition, self, other),
     "clamp": clamp, "clip": clamp, "isclose": isclose, "allclose": allclose, "sub": sub,
     "add": add, "multiply": PRIMITIVES["mul"], "subtract": sub, "divide": div,

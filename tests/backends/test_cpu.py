@@ -679,7 +679,7 @@ def test_available_and_caps():
     # every dtype, plus the numpy computations that replace composites (checked below)
     assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "conv_bias",
                                  "max_pool", "softmax", "layer_norm", "batch_norm", "linear",
-                                 "nll_loss", "adam", "quant_matmul"})
+                                 "nll_loss", "adam", "quant_matmul", "activation"})
     assert create(1) is not BE
 
 

@@ -27,8 +27,8 @@ from ...dtypes import ALL_DTYPES, DType, bool_, float16, float32, float64, int32
 from ...ops.elementwise import BINARY
 from ...ops.reducers import REDUCTIONS
 from ..base import Backend, Handle, Shape
+from . import activations, fused, quantized
 from . import conv as convolution
-from . import fused, quantized
 from .ops import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from .philox import philox_words
 
@@ -148,11 +148,11 @@ class CpuBackend(Backend):
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.ops.capability``: convolution
     #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
-    #: layer_norm, batch_norm, linear, the nll loss, the Adam update and products with packed
-    #: quantized weights, as one numpy computation each
+    #: layer_norm, batch_norm, linear, the nll loss, the Adam update, products with packed
+    #: quantized weights and elementwise activations, as one numpy computation each
     caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "max_pool",
                       "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam",
-                      "quant_matmul"})
+                      "quant_matmul", "activation"})
 
     # ---- transfer ------------------------------------------------------------------------
     def footprint(self, x: Handle) -> tuple[object, int]:
@@ -451,6 +451,12 @@ class CpuBackend(Backend):
              eps: float) -> tuple[Handle, Handle, Handle, Handle | None]:
         """One Adam step: the new parameter and moments."""
         return fused.adam(p, g, m, v, v_max, beta1, beta2, step_size, bias2_sqrt, eps)
+
+    # ---- capability "activation" -----------------------------------------------------------
+    @_quietly
+    def activation(self, x: Handle, name: str) -> Handle:
+        """The elementwise activation `name`: sigmoid, silu, hardsigmoid or hardswish."""
+        return activations.activation(x, name)
 
     # ---- capability "quant_matmul" (packed int8/int4 weights) ----------------------------
     @_quietly

@@ -6,7 +6,8 @@ gradient at 0 is 0, hardtanh's at its bounds is 0), never with ``maximum``/``cla
 gradient is shared at ties; and every branch, even one ``where`` throws away, sees only finite
 values (exp is only taken of non-positive numbers), so no gradient multiplies 0 by inf.
 softmax and log_softmax are one backend call where the backend offers the "softmax"
-capability (`capability.offered`).
+capability, sigmoid, silu, hardsigmoid and hardswish where it offers "activation"
+(`capability.offered`).
 
 ``inplace=`` is accepted where PyTorch has it, for source compatibility: pyburn tensors are
 values, so the result is always a new tensor and the input is left as it was.
@@ -18,7 +19,7 @@ import math
 
 from ... import ArgumentError, DTypeError, ShapeError, Tensor, default_float, where
 from ...ops import capability
-from ...ops.capability import SOFTMAX, offered
+from ...ops.capability import ACTIVATION, SOFTMAX, offered
 from ...ops.math_ops import clamp
 from ...precision import autocast_inputs
 from ...shape import norm_dim
@@ -130,6 +131,8 @@ def tanh(input: Tensor) -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (also called swish)."""
     x = _float(input, "silu")
+    if offered(ACTIVATION, x):
+        return capability.activation(x, "silu")
     return x * sigmoid(x)
 
 
@@ -155,12 +158,16 @@ def softsign(input: Tensor) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """0 below -3, 1 above 3, ``x / 6 + 1/2`` between."""
     x = _float(input, "hardsigmoid")
+    if offered(ACTIVATION, x):
+        return capability.activation(x, "hardsigmoid")
     return where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, x / 6.0 + 0.5))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * hardsigmoid(x): 0 below -3, x above 3, ``x (x + 3) / 6`` between."""
     x = _float(input, "hardswish")
+    if offered(ACTIVATION, x):
+        return capability.activation(x, "hardswish")
     return where(x <= -3.0, 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
 
 

@@ -350,6 +350,25 @@ def _softmax(b: Builder, ev: Event, outs: list[str]) -> None:
            axis=ev.ctx["dim"])
 
 
+@_emitter("activation")
+def _activation(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' fused activations (cpu): ONNX's own operators; before opset 14, which
+    # brought HardSwish, x times HardSigmoid
+    [x] = [b.value(r) for r in ev.inputs if r is not None]  # its one input
+    name = ev.ctx["name"]
+    if name == "sigmoid":
+        b.node("Sigmoid", [x], outs[0])
+    elif name == "silu":
+        b.node("Mul", [x, b.node("Sigmoid", [x])], outs[0])
+    elif name == "hardswish" and b.opset >= 14:
+        b.node("HardSwish", [x], outs[0])
+    else:
+        gate = b.node("HardSigmoid", [x], None if name == "hardswish" else outs[0],
+                      alpha=1.0 / 6.0, beta=0.5)
+        if name == "hardswish":
+            b.node("Mul", [x, gate], outs[0])
+
+
 @_emitter("nll_loss")
 def _nll_loss(b: Builder, ev: Event, outs: list[str]) -> None:
     # the backends' fused negative log-likelihood (cpu; cross_entropy and nll_loss call it):

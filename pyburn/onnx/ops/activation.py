@@ -18,6 +18,9 @@ from ... import Tensor, where
 from ...shape import norm_dim
 from ..registry import check, onnx_op
 
+#: the spacing of float32 numbers near 1: ONNX keeps float attributes in float32
+_FLOAT32_EPS = 2.0 ** -23
+
 
 @onnx_op("Relu", since=6)
 def relu(x: Tensor) -> Tensor:
@@ -64,7 +67,11 @@ def gelu(x: Tensor, *, approximate: str = "none") -> Tensor:
 
 @onnx_op("HardSigmoid", since=6)
 def hard_sigmoid(x: Tensor, *, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
-    """HardSigmoid: alpha * x + beta clipped to [0, 1]."""
+    """HardSigmoid: alpha * x + beta clipped to [0, 1]; PyTorch's hardsigmoid (alpha 1/6 and
+    beta 1/2, as float32 attributes hold them) is `F.hardsigmoid`."""
+    if (math.isclose(alpha, 1.0 / 6.0, rel_tol=_FLOAT32_EPS)
+            and math.isclose(beta, 0.5, rel_tol=_FLOAT32_EPS)):
+        return F.hardsigmoid(x)
     y = x * alpha + beta
     return where(y <= 0, 0.0, where(y >= 1, 1.0, y))
 

@@ -6,8 +6,8 @@ records, the wrappers the composites call when `offered` says a backend runs the
 rules.
 
 A backend that lists a capability in its ``caps`` implements its methods (the cpu backend:
-``pyburn/backends/cpu/conv.py``, ``fused.py`` and its own ``linear``; wgpu:
-``pyburn/backends/wgpu/capabilities.py``). Each op is one recorded node whose backward rule is
+``pyburn/backends/cpu/conv.py``, ``fused.py``, ``activations.py`` and its own ``linear``;
+wgpu: ``pyburn/backends/wgpu/capabilities.py``). Each op is one recorded node whose backward rule is
 written with tensor ops, so gradients of gradients work. Arguments are checked by the
 callers; `offered` is the one place that decides between a capability and the composite.
 
@@ -19,6 +19,7 @@ callers; `offered` is the one place that decides between a capability and the co
 from __future__ import annotations
 
 from ...tape import Rule
+from .activation import ACTIVATION, activation
 from .affine import LINEAR, linear
 from .convolution import CONV, CONV_BIAS, conv, conv_transpose, conv_weight
 from .loss import NLL_LOSS, nll_loss, nll_loss_grad
@@ -31,15 +32,15 @@ from .rows import BATCH_NORM, LAYER_NORM, SOFTMAX, batch_norm, layer_norm, softm
 #: every capability, by the name a backend lists in its ``caps``
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     CONV, CONV_BIAS, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM, LINEAR, NLL_LOSS,
-    ADAM, QUANT_MATMUL)}
+    ADAM, QUANT_MATMUL, ACTIVATION)}
 #: the backward rule of every op the capabilities record
 RULES: dict[str, Rule] = {op: rule for c in CAPABILITIES.values() for op, rule in c.rules.items()}
 #: the capability each recorded op belongs to
 CAPABILITY_OF: dict[str, Capability] = {op: c for c in CAPABILITIES.values() for op in c.rules}
 
-__all__ = ["ADAM", "AVG_POOL", "BATCH_NORM", "CAPABILITIES", "CAPABILITY_OF", "CONV", "CONV_BIAS",
-           "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "QUANT_MATMUL", "RULES", "SOFTMAX",
-           "Capability",
-           "adam", "avg_pool", "batch_norm", "conv", "conv_transpose", "conv_weight",
-           "layer_norm", "linear", "max_pool", "nll_loss", "nll_loss_grad", "offered",
-           "softmax"]
+__all__ = ["ACTIVATION", "ADAM", "AVG_POOL", "BATCH_NORM", "CAPABILITIES", "CAPABILITY_OF",
+           "CONV", "CONV_BIAS", "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "QUANT_MATMUL",
+           "RULES", "SOFTMAX", "Capability",
+           "activation", "adam", "avg_pool", "batch_norm", "conv", "conv_transpose",
+           "conv_weight", "layer_norm", "linear", "max_pool", "nll_loss", "nll_loss_grad",
+           "offered", "softmax"]

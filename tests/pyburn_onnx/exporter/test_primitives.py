@@ -15,7 +15,7 @@ from pyburn.ops.capability import CAPABILITIES
 from pyburn.ops.elementwise import BINARY, UNARY, ElementwiseOp
 from pyburn.ops.reducers import REDUCTIONS
 
-from .test_export import check
+from .test_export import check, ops
 
 
 def test_every_elementwise_op_with_an_onnx_form_and_every_reduction_has_an_emitter():
@@ -79,3 +79,21 @@ def test_each_elementwise_form_matches_onnxruntime(tmp_path, op, dtype):
         values = [rng.integers(-20, 21, (3, 4)), rng.integers(1, 6, (3, 4))][:op.arity]
     inputs = tuple(pyburn.from_numpy(np.asarray(v, dtype=dtype), device="cpu") for v in values)
     check(_Apply(op), inputs, tmp_path, opset=18)  # the bitwise operators came in 18
+
+
+class _Activations(nn.Module):
+    """The activations called as functions (no module exporter sees them): on cpu each is
+    the "activation" capability's one recorded op."""
+
+    def forward(self, x):
+        F = nn.functional
+        return x.sigmoid() + F.silu(x) + F.hardsigmoid(x) * F.hardswish(x)
+
+
+@pytest.mark.parametrize(("opset", "written"), [
+    (13, {"Sigmoid", "HardSigmoid", "Mul"}), (18, {"Sigmoid", "HardSigmoid", "HardSwish"})])
+def test_the_capability_activations_match_onnxruntime(tmp_path, opset, written):
+    rng = np.random.default_rng(2)
+    x = pyburn.from_numpy(_signed(rng, 0.0, 5.0), device="cpu")
+    proto = check(_Activations(), (x,), tmp_path, opset=opset)
+    assert written <= ops(proto) and not {"Exp", "Where"} & ops(proto)

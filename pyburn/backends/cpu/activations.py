@@ -1,0 +1,102 @@
+"""The cpu backend's "activation" capability (contract: ``pyburn.ops.capability``): sigmoid,
+silu, hardsigmoid and hardswish in a few passes over the tensor each, where the composites
+take eight to eleven.
+
+Two costs shape the code. numpy's exp is vectorised (SIMD) while the exp a numba loop calls
+is a scalar one (numba has no vector math library without Intel's SVML), so the exp stays
+numpy's, in place. And a masked operation (``np.where``, ``where=``) over the random signs of
+activations costs ten times an arithmetic pass (branch mispredictions), so none is used.
+
+The logistic is ``n / (1 + e)`` with ``e = exp(-|x|)`` and ``n`` 1 where x >= 0, e below:
+accurate in relative terms for every x, and no exp overflows. With the compiled loops
+(`jit.enabled`; `numba_activations`, compiled once per dtype and cached on disk) that is a
+loop for -|x|, numpy's exp in place and a loop for the quotient (times x for silu);
+hardsigmoid and hardswish are one loop each. Without them, numpy ufuncs into preallocated
+arrays: ``n`` is ``max(e, x >= 0)`` (the comparison cast to 1.0 or 0.0), and ``min(max(x
++ 3, 0), 6)`` one clip.
+
+float16 is computed in float32 and rounded once; views are read through a contiguous copy
+by the loops, and as they are by numpy.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import jit
+
+if TYPE_CHECKING:
+    from .numba_activations import Loops
+
+
+def activation(x: np.ndarray, name: str) -> np.ndarray:
+    """The activation `name` ("sigmoid", "silu", "hardsigmoid", "hardswish") of float16,
+    float32 or float64 x, as a new array of x's shape and dtype."""
+    if x.dtype == np.float16:
+        return activation(x.astype(np.float32), name).astype(np.float16)
+    if jit.enabled():
+        return _compiled(x, name)
+    return _NUMPY[name](x)
+
+
+def _compiled(x: np.ndarray, name: str) -> np.ndarray:
+    """The activation through the compiled loops of x's dtype."""
+    loops = _loops(x.dtype)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    if name in ("hardsigmoid", "hardswish"):
+        getattr(loops, name)(flat, out)
+    else:
+        # e apart from out: a loop whose output aliases an input is not vectorised
+        e = np.empty_like(flat)
+        loops.negative_abs(flat, e)
+        np.exp(e, out=e)
+        (loops.logistic if name == "sigmoid" else loops.swish)(flat, e, out)
+    return out.reshape(x.shape)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    """``max(e, x >= 0) / (1 + e)`` with ``e = exp(-|x|)``, in two arrays."""
+    one = x.dtype.type(1)
+    e = np.abs(x)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    y = np.empty_like(e)
+    np.greater_equal(x, x.dtype.type(0), out=y, casting="unsafe")  # 1.0 or 0.0
+    np.maximum(e, y, out=y)  # NaN stays NaN
+    e += one
+    return np.divide(y, e, out=y)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    """x times `_logistic`, in its array."""
+    y = _logistic(x)
+    return np.multiply(y, x, out=y)
+
+
+def _hard(x: np.ndarray, times_x: bool) -> np.ndarray:
+    """``min(max(x + 3, 0), 6) / 6``, times x first when `times_x`, in one array."""
+    t = np.add(x, x.dtype.type(3))
+    np.clip(t, x.dtype.type(0), x.dtype.type(6), out=t)
+    if times_x:
+        np.multiply(t, x, out=t)
+    return np.divide(t, x.dtype.type(6), out=t)
+
+
+#: the numpy form of each activation
+_NUMPY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sigmoid": _logistic, "silu": _silu,
+    "hardsigmoid": functools.partial(_hard, times_x=False),
+    "hardswish": functools.partial(_hard, times_x=True)}
+
+
+@functools.cache
+def _loops(dtype: np.dtype) -> Loops:
+    """The loops of one dtype, compiled (or loaded from numba's cache) on first use."""
+    from .numba_activations import compile_loops  # optional: numba, the extra "jit"
+
+    return compile_loops(dtype)
