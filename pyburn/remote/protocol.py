@@ -79,7 +79,7 @@ TASKS: dict[str, Task] = {
     # served backend lists them; nll_loss's answer of a bad target becomes an "index" error
     **{name: Task() for name in ("conv", "conv_transpose", "conv_weight", "softmax",
                                  "layer_norm", "linear", "avg_pool", "nll_loss_grad",
-                                 "activation")},
+                                 "activation", "batch_norm_eval")},
     "nll_loss": Task(session=True),
     "max_pool": Task(outputs=2, optional=((1, 5),)),
     "batch_norm": Task(outputs=4),

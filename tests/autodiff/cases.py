@@ -419,7 +419,8 @@ CONVOLUTION = [
 # Row and batch normalisations: composites on most devices, one node each where the device has
 # the "softmax" / "layer_norm" / "batch_norm" capabilities (their rules: softmax, which covers
 # log_softmax, layer_norm and batch_norm; batch_norm in training, with its batch statistics,
-# with and without weight and bias, and with the data or the weight constant).
+# with and without weight and bias, and with the data or the weight constant; batch_norm_eval,
+# with given statistics).
 ROWS = [
     case("softmax", lambda L, x: L.nn.functional.softmax(x, dim=1), rand(3, 5, 2)),
     case("log_softmax", lambda L, x: L.nn.functional.log_softmax(x, dim=-1), rand(4, 6)),
@@ -433,6 +434,10 @@ ROWS = [
         x, None, None, None, b, training=True), rand(4, 3, 5, grad=False), rand(3)),
     case("batch_norm_constant_weight_squared", lambda L, x, w: L.nn.functional.batch_norm(
         x, None, None, w, None, training=True) ** 2, rand(3, 2, 5), rand(2, grad=False)),
+    # in evaluation (the "batch_norm_eval" capability), with given statistics
+    case("batch_norm_eval_squared", lambda L, x, m, v, w, b: L.nn.functional.batch_norm(
+        x, m, v, w, b, eps=0.1) ** 2, rand(2, 3, 4), rand(3, grad=False),
+         rand(3, low=0.5, high=2, grad=False), rand(3), rand(3)),
 ]
 
 # Class losses: composites on most devices, one node each where the device has the

@@ -148,11 +148,12 @@ class CpuBackend(Backend):
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.ops.capability``: convolution
     #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
-    #: layer_norm, batch_norm, linear, the nll loss, the Adam update, products with packed
-    #: quantized weights and elementwise activations, as one numpy computation each
+    #: layer_norm, batch_norm (with batch statistics and with given ones), linear, the nll
+    #: loss, the Adam update, products with packed quantized weights and elementwise
+    #: activations, as one numpy computation each
     caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "max_pool",
-                      "softmax", "layer_norm", "batch_norm", "linear", "nll_loss", "adam",
-                      "quant_matmul", "activation"})
+                      "softmax", "layer_norm", "batch_norm", "batch_norm_eval", "linear",
+                      "nll_loss", "adam", "quant_matmul", "activation"})
 
     # ---- transfer ------------------------------------------------------------------------
     def footprint(self, x: Handle) -> tuple[object, int]:
@@ -413,8 +414,8 @@ class CpuBackend(Backend):
         """Max pooling as arithmetic on one strided view per kernel offset."""
         return convolution.max_pool(x, kernel, stride, padding, dilation, indices)
 
-    # ---- capabilities "softmax", "layer_norm", "batch_norm", "nll_loss" and "adam" (the
-    # composites' own operations) ------------------------------------------------------------
+    # ---- capabilities "softmax", "layer_norm", "batch_norm", "batch_norm_eval", "nll_loss"
+    # and "adam" (the composites' own operations) ---------------------------------------------
     @_quietly
     def softmax(self, x: Handle, axis: int, log: bool) -> Handle:
         """Softmax or log_softmax along `axis`."""
@@ -432,6 +433,13 @@ class CpuBackend(Backend):
         """x normalised per channel with its batch statistics, scaled and shifted where
         given; also the normalised x, the batch mean and the biased variance."""
         return fused.batch_norm(x, weight, bias, eps)
+
+    @_quietly
+    def batch_norm_eval(self, x: Handle, mean: Handle, var: Handle, weight: Handle | None,
+                        bias: Handle | None, eps: float) -> Handle:
+        """x normalised per channel with the given mean and variance, scaled and shifted
+        where given."""
+        return fused.batch_norm_eval(x, mean, var, weight, bias, eps)
 
     @_quietly
     def nll_loss(self, logp: Handle, target: Handle, axis: int, weight: Handle | None,

@@ -1,5 +1,5 @@
-"""The cpu backend's "softmax", "layer_norm", "batch_norm", "nll_loss" and "adam"
-capabilities: composites of the tensor layer as one numpy computation each (contracts:
+"""The cpu backend's "softmax", "layer_norm", "batch_norm", "batch_norm_eval", "nll_loss" and
+"adam" capabilities: composites of the tensor layer as one numpy computation each (contracts:
 ``pyburn.ops.capability``).
 
 Each runs the composite's own operations in the composite's order, with the numpy functions
@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import jit
 from .extra_math import rsqrt
 
 Handle = np.ndarray
@@ -82,6 +83,32 @@ def batch_norm(x: Handle, weight: Handle | None, bias: Handle | None,
     if bias is not None:
         y = np.add(y, bias.reshape(view), out=None if y is xhat else y)
     return y, xhat, mean.reshape(-1), variance.reshape(-1)
+
+
+def batch_norm_eval(x: Handle, mean: Handle, var: Handle, weight: Handle | None,
+                    bias: Handle | None, eps: float) -> Handle:
+    """x (N, C, ...) normalised with the given statistics (C,), as the composite
+    (``F.batch_norm`` in evaluation) computes it: a scale and a shift per channel, then ``x
+    * scale + shift`` in one pass into a new array, through numba's loop for contiguous
+    float32 and float64 x (`jit.enabled`), else through numpy's product into the new array
+    and the shift added in place."""
+    scale = rsqrt(np.add(var, eps)).astype(x.dtype, copy=False)
+    if weight is not None:
+        scale = np.multiply(scale, weight)
+    product = np.multiply(mean, scale)
+    shift = np.negative(product) if bias is None else np.subtract(bias, product)
+    if (x.dtype in (np.float32, np.float64) and x.flags.c_contiguous and x.size
+            and jit.enabled()):
+        from .numba_batch_norm import scale_shift  # optional: numba, the extra "jit"
+
+        y = np.empty_like(x)
+        rows = x.reshape(x.shape[0], x.shape[1], -1)
+        scale_shift(rows, scale, shift, y.reshape(rows.shape))
+        return y
+    view = (-1,) + (1,) * (x.ndim - 2)
+    y = np.multiply(x, scale.reshape(view))
+    y += shift.reshape(view)
+    return y
 
 
 def _picking(target: Handle, axis: int, weight: Handle | None, ignore_index: int,

@@ -6,9 +6,10 @@ and ``instance_norm`` with running tensors make those tensors hold the new runni
 (unbiased) variance, ``(1 - momentum) * running + momentum * batch_stat``. pyburn's in-place
 form is ``Tensor.assign_``: the running tensors are rebound to new values, never recorded for
 gradients (the batch statistics are detached first), and any graph that already used their
-old values keeps them. layer_norm, and batch_norm with batch statistics, are one backend call
-each where the backend offers the "layer_norm" / "batch_norm" capability
-(`capability.offered`).
+old values keeps them. layer_norm, and batch_norm with batch statistics and in evaluation,
+are one backend call each where the backend offers the "layer_norm" / "batch_norm" /
+"batch_norm_eval" capability (`capability.offered`; in evaluation only for running
+statistics that require no grad, which then get none).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from ... import ArgumentError, ShapeError, Tensor
 from ...ops import capability
-from ...ops.capability import BATCH_NORM, LAYER_NORM, offered
+from ...ops.capability import BATCH_NORM, BATCH_NORM_EVAL, LAYER_NORM, offered
 from ...precision import autocast_inputs
 from .windows import check_min_rank
 
@@ -112,6 +113,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     # as one scale and one shift per channel (computed on the C statistics, not on x), so
     # that x is read twice instead of four times: PyTorch's evaluation computes it so too
     _check_affine(weight, bias, (channels,), op)
+    affine = tuple(t for t in (weight, bias) if t is not None)
+    if (offered(BATCH_NORM_EVAL, x, running_mean, running_var, *affine)
+            and not (running_mean.requires_grad or running_var.requires_grad)):
+        return capability.batch_norm_eval(x, running_mean, running_var, weight, bias, eps)
     scale = (running_var + eps).rsqrt()
     if weight is not None:
         scale = scale * weight

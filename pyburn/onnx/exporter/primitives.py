@@ -433,3 +433,27 @@ def _batch_norm(b: Builder, ev: Event, outs: list[str]) -> None:
         [("Add", per_channel(affine.pop(0)))] if ev.ctx["bias"] else [])
     _standardise(b, x, [0, *range(2, rank)], ev.ctx["eps"],
                  b.trace.values[ev.inputs[0]].dtype.name, chain, outs[0])
+
+
+@_emitter("batch_norm_eval")
+def _batch_norm_eval(b: Builder, ev: Event, outs: list[str]) -> None:
+    # the backends' batch norm with given statistics (cpu; F.batch_norm in evaluation, which
+    # an nn.BatchNorm in eval mode exports through its module instead): the composite's
+    # operators, a scale and a shift per channel unsqueezed to (C, 1, ...), then x * scale
+    # + shift
+    refs = [r for r in ev.inputs if r is not None]  # all of them: each input is a tensor
+    x, mean, var, *affine = (b.value(r) for r in refs)
+    rank = len(_dims(b, refs[0]))
+    dtype = b.trace.values[refs[0]].dtype.name
+    scale = b.node("Reciprocal", [b.node("Sqrt", [b.node("Add", [var, b.number(
+        ev.ctx["eps"], dtype)])])])
+    if ev.ctx["weight"]:
+        scale = b.node("Mul", [scale, affine.pop(0)])
+    product = b.node("Mul", [mean, scale])
+    shift = (b.node("Sub", [affine.pop(0), product]) if ev.ctx["bias"]
+             else b.node("Neg", [product]))
+
+    def per_channel(v: str) -> str:
+        return b.axes_input("Unsqueeze", v, list(range(1, rank - 1))) if rank > 2 else v
+
+    b.node("Add", [b.node("Mul", [x, per_channel(scale)]), per_channel(shift)], outs[0])

@@ -36,10 +36,20 @@ def batch_normalization(x: Tensor, scale: Tensor, b: Tensor, input_mean: Tensor,
     the given mean and variance; with training_mode (opset 14), the batch's own mean and
     biased variance, returning also the running statistics
     ``input * momentum + batch * (1 - momentum)``. Before opset 14 it always runs as
-    inference (the outputs of old training graphs other than Y are not produced)."""
+    inference (the outputs of old training graphs other than Y are not produced). Inference
+    is one call of the "batch_norm_eval" capability where the backend offers it (its numbers
+    are ``rsqrt(var + epsilon) * scale``'s, which may differ from ``scale / sqrt(var +
+    epsilon)``'s in the last place)."""
     del is_test, spatial, consumed_inputs  # inference semantics throughout
     if not training_mode:
-        # one multiplier and one offset per channel, so that x is read twice, not four times
+        # one backend call where offered, for per-channel (C,) parameters and statistics
+        # that require no grad; else one multiplier and one offset per channel, so that x
+        # is read twice, not four times
+        params = (scale, b, input_mean, input_var)
+        if (x.ndim >= 2 and all(t.shape == x.shape[1:2] for t in params)
+                and not (input_mean.requires_grad or input_var.requires_grad)
+                and capability.offered(capability.BATCH_NORM_EVAL, x, *params)):
+            return capability.batch_norm_eval(x, input_mean, input_var, scale, b, epsilon)
         factor = scale / (input_var + epsilon).sqrt()
         return x * _channel_view(factor, x) + _channel_view(b - input_mean * factor, x)
     dims = (0,) + tuple(range(2, x.ndim))

@@ -27,20 +27,31 @@ from .optimizer import ADAM, adam
 from .pooling import AVG_POOL, MAX_POOL, avg_pool, max_pool
 from .quantized import QUANT_MATMUL
 from .record import Capability, offered
-from .rows import BATCH_NORM, LAYER_NORM, SOFTMAX, batch_norm, layer_norm, softmax
+from .rows import (
+    BATCH_NORM,
+    BATCH_NORM_EVAL,
+    LAYER_NORM,
+    SOFTMAX,
+    batch_norm,
+    batch_norm_eval,
+    layer_norm,
+    softmax,
+)
 
 #: every capability, by the name a backend lists in its ``caps``
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
-    CONV, CONV_BIAS, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM, LINEAR, NLL_LOSS,
-    ADAM, QUANT_MATMUL, ACTIVATION)}
+    CONV, CONV_BIAS, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM, BATCH_NORM_EVAL,
+    LINEAR, NLL_LOSS, ADAM, QUANT_MATMUL, ACTIVATION)}
 #: the backward rule of every op the capabilities record
 RULES: dict[str, Rule] = {op: rule for c in CAPABILITIES.values() for op, rule in c.rules.items()}
 #: the capability each recorded op belongs to
 CAPABILITY_OF: dict[str, Capability] = {op: c for c in CAPABILITIES.values() for op in c.rules}
 
-__all__ = ["ACTIVATION", "ADAM", "AVG_POOL", "BATCH_NORM", "CAPABILITIES", "CAPABILITY_OF",
+__all__ = ["ACTIVATION", "ADAM", "AVG_POOL", "BATCH_NORM", "BATCH_NORM_EVAL", "CAPABILITIES",
+           "CAPABILITY_OF",
            "CONV", "CONV_BIAS", "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "QUANT_MATMUL",
            "RULES", "SOFTMAX", "Capability",
-           "activation", "adam", "avg_pool", "batch_norm", "conv", "conv_transpose",
+           "activation", "adam", "avg_pool", "batch_norm", "batch_norm_eval", "conv",
+           "conv_transpose",
            "conv_weight", "layer_norm", "linear", "max_pool", "nll_loss", "nll_loss_grad",
            "offered", "softmax"]

@@ -1,5 +1,5 @@
-"""Softmax and normalisation over rows as one backend call: the "softmax", "layer_norm" and
-"batch_norm" capabilities."""
+"""Softmax and normalisation over rows as one backend call: the "softmax", "layer_norm",
+"batch_norm" and "batch_norm_eval" capabilities."""
 
 from __future__ import annotations
 
@@ -45,6 +45,20 @@ def batch_norm(x: Tensor, weight: Tensor | None, bias: Tensor | None,
                  weight=weight is not None, bias=bias is not None,
                  xhat=wrap(xhat, x.shape, x.dtype, x.device), var=var)
     return out, mean, var
+
+
+def batch_norm_eval(x: Tensor, running_mean: Tensor, running_var: Tensor,
+                    weight: Tensor | None, bias: Tensor | None, eps: float) -> Tensor:
+    """The backend's normalisation of x (N, C, ...) with given statistics (C,) each, scaled
+    by `weight` and shifted by `bias` where given (both (C,)): batch norm in evaluation."""
+    affine = tuple(t for t in (weight, bias) if t is not None)
+    backend: Any = x.device.backend  # a backend that offers "batch_norm_eval"
+    handle = backend.batch_norm_eval(x._h, running_mean._h, running_var._h,
+                                     None if weight is None else weight._h,
+                                     None if bias is None else bias._h, eps)
+    return result(handle, x.shape, x.dtype, "batch_norm_eval",
+                  (x, running_mean, running_var, *affine), eps=eps,
+                  weight=weight is not None, bias=bias is not None)
 
 
 def _softmax_rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any]) -> Grads:
@@ -122,6 +136,29 @@ def _batch_norm_rule(g: Tensor, inputs: tuple[Tensor, ...], ctx: dict[str, Any])
     return tuple(grads)
 
 
+def _batch_norm_eval_rule(g: Tensor, inputs: tuple[Tensor, ...],
+                          ctx: dict[str, Any]) -> Grads:
+    """With rstd = rsqrt(var + eps) from the given statistics and sums over every dim but
+    the channels: ``g * weight * rstd`` for x, ``sum(g * (x - mean) * rstd)`` for the weight
+    and ``sum(g)`` for the bias, each only for an input that requires grad; the statistics
+    get none (the callers record this op only for statistics that require no grad)."""
+    x, mean, var, *affine = inputs
+    weight = affine.pop(0) if ctx["weight"] else None
+    bias = affine.pop(0) if ctx["bias"] else None
+    dims = (0,) + tuple(range(2, x.ndim))
+    view = x.shape[1:2] + (1,) * (x.ndim - 2)
+    rstd = (var + ctx["eps"]).rsqrt()
+    grads: list[Tensor | None] = [None, None, None]
+    if x.requires_grad:
+        grads[0] = g * (rstd if weight is None else weight * rstd).reshape(view)
+    if weight is not None:
+        grads.append(((g * (x - mean.reshape(view))).sum(dims) * rstd)
+                     if weight.requires_grad else None)
+    if bias is not None:
+        grads.append(g.sum(dims) if bias.requires_grad else None)
+    return tuple(grads)
+
+
 SOFTMAX = Capability(
     "softmax", ("softmax",),
     """``softmax(x, axis, log)``: softmax of x along `axis` (log_softmax when `log`), shifted
@@ -147,3 +184,17 @@ BATCH_NORM = Capability(
     "pyburn.nn.functional.batch_norm",
     rules={"batch_norm": _batch_norm_rule},
     onnx={"batch_norm": "ReduceMean, Sub, Mul, Sqrt, Div, Add (the composite's operators)"})
+
+BATCH_NORM_EVAL = Capability(
+    "batch_norm_eval", ("batch_norm_eval",),
+    """``batch_norm_eval(x, mean, var, weight, bias, eps)``: x (N, C, ...) normalised with
+    the given statistics, ``(x - mean) * rsqrt(var + eps) * weight + bias`` per channel (dim
+    1); mean, var, `weight` and `bias` are (C,), and either of the last two may be None. It
+    computes as the composite does: per channel ``scale = rsqrt(var + eps) * weight`` and
+    ``shift = bias - mean * scale`` (``-(mean * scale)`` without bias), rounded to x's dtype,
+    then ``x * scale + shift``, rounded after the product and after the sum (no fused
+    multiply-add), into a new handle of x's shape and dtype.""",
+    "pyburn.nn.functional.batch_norm",
+    rules={"batch_norm_eval": _batch_norm_eval_rule},
+    onnx={"batch_norm_eval": "Add, Sqrt, Reciprocal, Mul, Sub or Neg, Unsqueeze (the "
+                             "composite's operators)"})

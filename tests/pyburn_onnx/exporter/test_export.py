@@ -448,6 +448,28 @@ def test_functional_batch_norm_with_batch_statistics_exports(tmp_path, opset, sh
     assert "ReduceMean" in ops(proto) and "BatchNormalization" not in ops(proto)
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 4, 5)], ids=str)
+@pytest.mark.parametrize("affine", [(True, True), (False, False), (True, False)])
+def test_functional_batch_norm_in_evaluation_exports(tmp_path, shape, affine):
+    # F.batch_norm with given statistics is one "batch_norm_eval" op on cpu: the composite's
+    # per-channel scale and shift, then x * scale + shift
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(pyburn.rand(3, device=DEV) + 0.5) if affine[0] else None
+            self.b = nn.Parameter(pyburn.randn(3, device=DEV)) if affine[1] else None
+            self.register_buffer("mean", pyburn.randn(3, device=DEV))
+            self.register_buffer("var", pyburn.rand(3, device=DEV) + 0.5)
+
+        def forward(self, x):
+            return F.batch_norm(x * 3.0, self.mean, self.var, self.w, self.b, eps=1e-3)
+
+    pyburn.manual_seed(15)
+    proto = check(Model(), pyburn.randn(*shape, device=DEV), tmp_path,
+                  [(pyburn.randn(7, *shape[1:], device=DEV),)], dynamic_axes={"input": [0]})
+    assert "Reciprocal" in ops(proto) and "BatchNormalization" not in ops(proto)
+
+
 @pytest.mark.skipif(pyburn.backends.wgpu.unavailable_reason() is not None, reason="no wgpu")
 def test_fused_wgpu_softmax_and_layer_norm_export(tmp_path):
     # on wgpu F.layer_norm and F.log_softmax run as fused kernels, traced as such
