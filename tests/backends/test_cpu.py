@@ -924,3 +924,33 @@ def test_conv_bias_capability_gives_the_separate_adds_numbers(monkeypatch, dtype
     _assert_identical(with_it[:-1], without[:-1])
     tol = {float16: 1e-2, float32: 1e-5, float64: 1e-12}[dtype]
     np.testing.assert_allclose(with_it[-1], without[-1], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+@pytest.mark.parametrize("n, biased, nd", [(1, True, 2), (3, False, 2), (2, True, 1)],
+                         ids=["one-image-bias", "three-images", "1d-bias"])
+def test_pointwise_conv_is_one_product_per_image(dtype, n, biased, nd):
+    """A 1x1 convolution (stride 1, no padding, one group) skips im2col: against float64
+    torch, on a transposed view as the input (the layout `conv` returns), float16 computed
+    in float32 with the bias added after its rounding."""
+    import torch
+
+    import pyburn
+    import pyburn.nn.functional as F
+
+    rng = np.random.default_rng(n)
+    spatial = (5, 4)[:nd]
+    x = rng.normal(size=(6, n) + spatial).astype(NUMPY_DTYPES[dtype])  # channels first
+    w = rng.normal(size=(3, 6) + (1,) * nd).astype(NUMPY_DTYPES[dtype])
+    b = rng.normal(size=3).astype(NUMPY_DTYPES[dtype]) if biased else None
+    view = pyburn.from_numpy(x, device="cpu").transpose(0, 1)
+    conv = getattr(F, f"conv{nd}d")
+    got = conv(view, pyburn.from_numpy(w, device="cpu"),
+               None if b is None else pyburn.from_numpy(b, device="cpu")).numpy()
+    want = getattr(torch.nn.functional, f"conv{nd}d")(
+        torch.from_numpy(x.astype(np.float64)).transpose(0, 1),
+        torch.from_numpy(w.astype(np.float64)),
+        None if b is None else torch.from_numpy(b.astype(np.float64))).numpy()
+    assert got.dtype == NUMPY_DTYPES[dtype] and got.shape == want.shape
+    tol = {float16: 1e-2, float32: 1e-5, float64: 1e-12}[dtype]
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol)

@@ -117,6 +117,9 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]
+    if groups == 1 and all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in stride) \
+            and not any(b or a for b, a in padding):
+        return _pointwise(x, w, bias, dtype)
     cols = _Columns(x, w.shape[2:], stride, padding, dilation, groups)
     wg = w.reshape(groups, o // groups, math.prod(w.shape[1:]))
     p = cols.positions
@@ -135,6 +138,23 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     out = y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype, copy=False)
     if bias is not None and not early:
         out += bias.reshape((o,) + (1,) * len(cols.out))
+    return out
+
+
+def _pointwise(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+               dtype: np.dtype) -> np.ndarray:
+    """A 1x1 convolution with stride 1, no padding and one group: the input's positions
+    are its columns already, so it is one product per image, ``w (O, C) @ x[i] (C, P)``, with
+    no im2col (whose window views cost more than the product on small images); the bias is
+    added as `conv` adds it (before the rounding to `dtype` only where nothing is rounded)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    y = np.matmul(w.reshape(o, c), x.reshape(n, c, -1))
+    if bias is not None and y.dtype == dtype:
+        y += bias.reshape(o, 1)
+    out = y.reshape((n, o) + x.shape[2:]).astype(dtype, copy=False)
+    if bias is not None and y.dtype != dtype:
+        out += bias.reshape((o,) + (1,) * (x.ndim - 2))
     return out
 
 
