@@ -4,7 +4,7 @@ onnxruntime on one thread, in the same run.
 Seven zoo models with random (seeded) weights, batch 1: resnet18, mobilenet_v2,
 mobilenet_v3_small, efficientnet_b0 and squeezenet1_1 on a 3x224x224 image, yolox_nano on
 3x416x416, all-minilm-l6-v2 on 32 tokens (a quick run: 64x64 images and 8 tokens). Two rows
-per model, in ms per forward:
+per model (three for the classifiers), in ms per forward:
 
 - eager: ``create(name, device="cpu")`` in eval mode under ``no_grad`` against the same
   network in PyTorch eager mode (``torch.set_num_threads(1)``) holding a copy of pyburn's
@@ -14,6 +14,9 @@ per model, in ms per forward:
   least 0.7.
 - onnx: the model exported by ``pyburn.onnx.export`` and run by ``pyburn.onnx.load`` on cpu
   against an onnxruntime session of the same file with ``intra_op_num_threads=1``. Goal:
+  ratio at least 0.5.
+- torch.onnx (the five classifiers): the PyTorch twin exported by ``torch.onnx.export``
+  (opset 17; it folds each batch norm into its convolution), run the same two ways. Goal:
   ratio at least 0.5.
 
 pyburn's cpu device computes with numpy, whose BLAS takes ``$OPENBLAS_NUM_THREADS`` threads
@@ -57,8 +60,10 @@ def _torch_state(model: Module, torch: Any) -> dict[str, Any]:
     return {k: torch.from_numpy(v.numpy().copy()) for k, v in model.state_dict().items()}
 
 
-def _vision(name: str, side: int, torch: Any) -> tuple[Any, Callable[[], Any], tuple[Any, ...]]:
-    """The zoo's `name`, its PyTorch twin's forward on the same image, and the image."""
+def _vision(name: str, side: int, torch: Any) -> tuple[Any, Callable[[], Any], tuple[Any, ...],
+                                                       Any]:
+    """The zoo's `name`, its PyTorch twin's forward on the same image, the image, and the
+    twin."""
     # import time: torch loads for this family only
     from .torch_detector import TorchYOLOX
     from .torch_zoo import REFERENCES
@@ -70,7 +75,7 @@ def _vision(name: str, side: int, torch: Any) -> tuple[Any, Callable[[], Any], t
     twin.eval()
     image = pyburn.randn(1, 3, side, side, device="cpu")
     x = torch.from_numpy(image.numpy())
-    return model, lambda: twin(x), (image,)
+    return model, lambda: twin(x), (image,), twin
 
 
 def _minilm(tokens: int, torch: Any, transformers: Any) -> tuple[Any, Callable[[], Any],
@@ -127,6 +132,29 @@ def _rows(name: str, case: str, built: tuple[Any, Callable[[], Any], tuple[Any, 
     return rows
 
 
+def _torch_onnx(name: str, case: str, twin: Any, image: Any, settings: Settings, torch: Any,
+                ort: Any) -> Row:
+    """The PyTorch twin exported by ``torch.onnx.export`` (TorchScript's exporter, opset 17,
+    which folds each batch norm into its convolution), run by ``pyburn.onnx.load`` on cpu
+    against onnxruntime on the same file."""
+    import pyburn.onnx  # import time: the ONNX reader loads for this family only
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"{name}.onnx")
+        with torch.no_grad():
+            torch.onnx.export(twin, (torch.from_numpy(image.numpy()),), path,
+                              opset_version=17, dynamo=False)
+        imported = pyburn.onnx.load(path, device="cpu")
+        options = _quiet_options(ort)
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        feed = {session.get_inputs()[0].name: image.numpy()}
+        times = measure({"pyburn": lambda: imported(image).numpy(),
+                         "peer": lambda: session.run(None, feed)}, settings)
+    return Row.compare("models.cpu", f"{name} torch.onnx, {case}", "ms", lambda s: s * 1e3,
+                       times, "peer", peers.label("onnxruntime"), ONNX, settings.quick)
+
+
 def measure_cpu(settings: Settings) -> list[Row]:
     """Each model's eager forward against PyTorch's and its ONNX export against
     onnxruntime's, PyTorch held to one thread meanwhile."""
@@ -141,8 +169,11 @@ def measure_cpu(settings: Settings) -> list[Row]:
         for name, at in [(name, side) for name in VISION] + [(DETECTOR, DETECTOR_SIDES[
                 settings.quick])]:
             pyburn.manual_seed(0)
-            rows += _rows(name, f"1x3x{at}x{at}", _vision(name, at, torch), settings, torch,
-                          ort)
+            model, forward, inputs, twin = _vision(name, at, torch)
+            case = f"1x3x{at}x{at}"
+            rows += _rows(name, case, (model, forward, inputs), settings, torch, ort)
+            if name in VISION:
+                rows.append(_torch_onnx(name, case, twin, inputs[0], settings, torch, ort))
         pyburn.manual_seed(0)
         rows += _rows(MINILM, f"1x{tokens} tokens", _minilm(tokens, torch, transformers),
                       settings, torch, ort)
