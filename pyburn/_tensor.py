@@ -396,6 +396,14 @@ def result(handle: Any, shape: Shape, dtype: DType, rule: str, inputs: tuple[Ten
     return out
 
 
+def recording(*inputs: Tensor) -> bool:
+    """Whether an op on `inputs` would be recorded: for a gradient (an input that requires
+    one, on an autodiff device, while gradients are recorded) or by an ONNX export tracing
+    the call."""
+    return _tracer is not None or (inputs[0].device.is_autodiff and is_grad_enabled()
+                                   and any(t.requires_grad for t in inputs))
+
+
 def check_dtype_on(dtype: DType, device: Device) -> None:
     """Raise DTypeError if `device` cannot store `dtype`."""
     if dtype not in device.backend.dtypes:

@@ -52,15 +52,17 @@ def export(module: Any, example_inputs: Any, path: str | os.PathLike[str],
     write(module, example_inputs, path, **options)
 
 
-def load(source: Source, device: Any = None) -> OnnxModule:
+def load(source: Source, device: Any = None, *, fuse: bool = True) -> OnnxModule:
     """The ONNX model in `source` as a Module that runs it on `device` (the default device
-    when None). Raises `UnsupportedOperatorError` listing every operator pyburn lacks before
-    anything runs, and `pyburn.FormatError` for a malformed file."""
+    when None). With `fuse`, each Conv runs as one step with the BatchNormalization and
+    activation after it (`pyburn.onnx.fusion`); False runs every node as the file has it.
+    Raises `UnsupportedOperatorError` listing every operator pyburn lacks before anything
+    runs, and `pyburn.FormatError` for a malformed file."""
     # import time: the reader and the runner load on first use
     from .proto import read
     from .runner import OnnxModule
 
-    return OnnxModule(read(source), device)
+    return OnnxModule(read(source), device, fuse)
 
 
 def __getattr__(name: str) -> Any:

@@ -356,7 +356,9 @@ def convert(source: Any, out_dir: str | os.PathLike[str], *, class_name: str = "
             name: str | None = None) -> tuple[str, str]:
     """Write `source` (an ONNX path, bytes or `ir.Model`) as ``<name>.py`` and
     ``<name>.safetensors`` in `out_dir`; returns their paths."""
-    module = OnnxModule(read(source), "flex" if cpu.unavailable_reason() else "cpu")
+    # unfused: the generated code raises each Conv and batch norm to its own layer
+    module = OnnxModule(read(source), "flex" if cpu.unavailable_reason() else "cpu",
+                        fuse=False)
     label = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
     name = name or (os.path.splitext(os.path.basename(label))[0] if label else "model")
     name = re.sub(r"\W", "_", name)

@@ -88,6 +88,8 @@ class Program:
                     step.attrs[key] = _attribute(value, device)
             if "device" in step.spec.given:
                 step.attrs["device"] = device
+            if "memo" in step.spec.given:  # what it remembers lives on the old device
+                step.attrs["memo"] = {}
             for body in step.bodies.values():
                 body.move(device)
 
@@ -113,6 +115,8 @@ class Program:
         if "outputs_used" in spec.given:
             used = [i for i, name in enumerate(node.outputs) if name]
             attrs["outputs_used"] = used[-1] + 1 if used else 0
+        if "memo" in spec.given:
+            attrs["memo"] = {}
         return Step(node, spec, attrs, bodies)
 
     def fold(self, constants: MutableMapping[str, Any]) -> list[str]:

@@ -15,7 +15,10 @@ The calling convention every operator function follows:
 - A keyword-only parameter named ``device`` receives the device the model runs on (for
   operators that create tensors from nothing, such as RandomNormal); one named
   ``outputs_used`` receives how many outputs the node uses (counting up to its last used
-  one), so an operator can skip work for outputs nobody reads (MaxPool's Indices).
+  one), so an operator can skip work for outputs nobody reads (MaxPool's Indices); one
+  named ``memo`` receives a dict of the node's own, kept from call to call, for values the
+  operator derives from its inputs and may reuse while those stay the same (FusedConv's
+  folded weights).
 - The result is a Tensor, or a tuple with one entry per declared output (None for an
   output that is not produced). A Python list is an ONNX sequence value (SequenceConstruct,
   SplitToSequence, ...); an empty optional is None.
@@ -89,8 +92,8 @@ class OpSpec:
 
     @property
     def given(self) -> frozenset[str]:
-        """The keywords the runner supplies (``device``, ``outputs_used``) that the function
-        takes."""
+        """The keywords the runner supplies (``device``, ``outputs_used``, ``memo``) that the
+        function takes."""
         return _GIVEN & frozenset(inspect.signature(self.fn).parameters)
 
 
@@ -104,7 +107,7 @@ def _positional(fn: Callable[..., Any]) -> list[inspect.Parameter]:
 #: how `Ints` reads in a signature (as text: operator modules postpone their annotations)
 _INTS_ANNOTATIONS = ("Ints", "Ints | None")
 #: keyword parameters the runner fills in rather than the node's attributes
-_GIVEN = frozenset({"device", "outputs_used"})
+_GIVEN = frozenset({"device", "outputs_used", "memo"})
 _TABLE: dict[tuple[str, str], list[OpSpec]] = {}
 
 

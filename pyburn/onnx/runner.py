@@ -22,7 +22,7 @@ from ..devices import device as as_device
 from ..errors import ArgumentError
 from ..nn.module import Module
 from ..nn.parameter import Parameter
-from . import ir
+from . import fusion, ir
 from .passes import prepare
 from .program import GuardFailed, OperatorError, Program, Step, constant_step
 from .specialize import Specialized, specialize
@@ -39,17 +39,21 @@ class OnnxModule(Module):
     an autodiff device), named after the ONNX names made into identifiers
     (`onnx_names` maps them back); those that only feed statistics or settings (batch-norm
     running mean and variance, Resize scales, quantization scales, ...) are buffers.
+
+    With `fuse` (the default) each Conv runs as one step with the batch norm and the
+    activation that alone read its output (`pyburn.onnx.fusion`); False runs every node
+    as the file has it.
     """
 
-    def __init__(self, model: ir.Model, device: Any = None) -> None:
+    def __init__(self, model: ir.Model, device: Any = None, fuse: bool = True) -> None:
         super().__init__()
         model = prepare(model)
         dev = as_device(device)
-        graph = model.graph
+        graph = fusion.fuse(model.graph, model.opset) if fuse else model.graph
         # ONNX names -> attribute names on this module
         slots: dict[str, str] = {}
         taken: set[str] = set()
-        fixed_inputs = _fixed_inputs(graph)
+        fixed_inputs = _fixed_inputs(model.graph)  # as the file has them, unfused
         for name, data in graph.initializers.items():
             attr = _identifier(name, taken)
             tensor = to_tensor(data, dev)

@@ -678,8 +678,8 @@ def test_available_and_caps():
     assert BE.name == "cpu" and BE.dtypes == frozenset(ALL_DTYPES)
     # every dtype, plus the numpy computations that replace composites (checked below)
     assert BE.caps == frozenset({"float64", "int64", "float16", "conv", "conv_bias",
-                                 "max_pool", "softmax", "layer_norm", "batch_norm",
-                                 "batch_norm_eval", "linear", "nll_loss", "adam",
+                                 "conv_activation", "max_pool", "softmax", "layer_norm",
+                                 "batch_norm", "batch_norm_eval", "linear", "nll_loss", "adam",
                                  "quant_matmul", "activation"})
     assert create(1) is not BE
 

@@ -17,6 +17,11 @@ arrays: ``n`` is ``max(e, x >= 0)`` (the comparison cast to 1.0 or 0.0), and ``m
 
 float16 is computed in float32 and rounded once; views are read through a contiguous copy
 by the loops, and as they are by numpy.
+
+`apply_in_place` is the epilogue of a fused convolution (the "conv_activation" capability):
+a clip, hardsigmoid or hardswish written over the convolution's fresh output (one compiled
+loop for float32, `numba_activations.activate_f32`), or the sigmoid or SiLU as above; the
+values are those of the separate op, bit for bit.
 """
 
 from __future__ import annotations
@@ -41,6 +46,38 @@ def activation(x: np.ndarray, name: str) -> np.ndarray:
     if jit.enabled():
         return _compiled(x, name)
     return _NUMPY[name](x)
+
+
+def apply_in_place(y: np.ndarray, spec: tuple) -> np.ndarray:
+    """The activation `spec` of float y: ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN
+    kept) or ``(name,)`` for a name `activation` takes. A clip, hardsigmoid or hardswish is
+    written over y where y is contiguous; the logistic's two, which need a second array for
+    their exp anyway, and everything else come back as a new array. Returns the result."""
+    name, *bounds = spec
+    if name not in _KINDS or not y.flags.c_contiguous or y.dtype == np.float16:
+        return activation_of_copy(y, spec)
+    if y.dtype == np.float32 and jit.enabled():
+        from . import numba_activations as loops  # optional: numba, the extra "jit"
+
+        lo, hi = (np.float32(b) for b in bounds) if bounds else (np.float32(0),) * 2
+        loops.activate_f32(y.reshape(-1), _KINDS[name], lo, hi)
+        return y
+    if name == "clip":
+        return np.clip(y, *bounds, out=y)
+    y[...] = activation(y, name)
+    return y
+
+
+def activation_of_copy(y: np.ndarray, spec: tuple) -> np.ndarray:
+    """`apply_in_place`'s result as a new array (y unchanged)."""
+    name, *bounds = spec
+    if name == "clip":
+        return np.clip(y, *(np.asarray(b, y.dtype) for b in bounds))
+    return activation(y, name)
+
+
+#: the kind number of each activation `numba_activations.activate_f32` computes (its CLIP, ...)
+_KINDS = {"clip": 0, "hardsigmoid": 1, "hardswish": 2}
 
 
 def _compiled(x: np.ndarray, name: str) -> np.ndarray:

@@ -147,13 +147,14 @@ class CpuBackend(Backend):
     name = "cpu"
     dtypes = frozenset(ALL_DTYPES)
     #: beyond the dtypes, capabilities of ``pyburn.ops.capability``: convolution
-    #: (conv, conv_transpose, conv_weight; conv with its bias), max pooling, softmax,
+    #: (conv, conv_transpose, conv_weight; conv with its bias and with an activation after
+    #: it), max pooling, softmax,
     #: layer_norm, batch_norm (with batch statistics and with given ones), linear, the nll
     #: loss, the Adam update, products with packed quantized weights and elementwise
     #: activations, as one numpy computation each
-    caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "max_pool",
-                      "softmax", "layer_norm", "batch_norm", "batch_norm_eval", "linear",
-                      "nll_loss", "adam", "quant_matmul", "activation"})
+    caps = frozenset({"float64", "int64", "float16", "conv", "conv_bias", "conv_activation",
+                      "max_pool", "softmax", "layer_norm", "batch_norm", "batch_norm_eval",
+                      "linear", "nll_loss", "adam", "quant_matmul", "activation"})
 
     # ---- transfer ------------------------------------------------------------------------
     def footprint(self, x: Handle) -> tuple[object, int]:
@@ -388,10 +389,12 @@ class CpuBackend(Backend):
     @_quietly
     def conv(self, x: Handle, w: Handle, stride: Sequence[int],
              padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-             groups: int, bias: Handle | None = None) -> Handle:
+             groups: int, bias: Handle | None = None,
+             activation: tuple | None = None) -> Handle:
         """Convolution as one im2col copy and one matrix product per group, the bias (when
-        given) added to each chunk of the product."""
-        return convolution.conv(x, w, stride, padding, dilation, groups, bias)
+        given) added to each chunk of the product, the activation (when given) written
+        over the result."""
+        return convolution.conv(x, w, stride, padding, dilation, groups, bias, activation)
 
     @_quietly
     def conv_transpose(self, x: Handle, w: Handle, stride: Sequence[int],

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import jit
+from .activations import apply_in_place
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -107,19 +108,22 @@ def _by_group(y: np.ndarray, groups: int) -> np.ndarray:
 
 
 def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: Ints,
-         groups: int, bias: np.ndarray | None = None) -> np.ndarray:
+         groups: int, bias: np.ndarray | None = None,
+         activation: tuple | None = None) -> np.ndarray:
     """Cross-correlation of x (N, C, *S) with w (O, C/groups, *K), plus `bias` (O,) per
-    output channel when given; `padding` holds (before, after) zeros per spatial dim.
+    output channel when given, then `activation` when given (``("clip", lo, hi)`` or a
+    name of `activations.activation`, written over the fresh output: see
+    `activations.apply_in_place`); `padding` holds (before, after) zeros per spatial dim.
     Returns (N, O, *out). A 2-d depthwise convolution (one group per input channel) runs
     compiled when numba is installed (`jit.depthwise`)."""
     if jit.depthwise_applies(x, w, groups, bias):
-        return jit.depthwise(x, w, stride, padding, dilation, bias)
+        return _activated(jit.depthwise(x, w, stride, padding, dilation, bias), activation)
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]
     if groups == 1 and all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in stride) \
             and not any(b or a for b, a in padding):
-        return _pointwise(x, w, bias, dtype)
+        return _activated(_pointwise(x, w, bias, dtype), activation)
     cols = _Columns(x, w.shape[2:], stride, padding, dilation, groups)
     wg = w.reshape(groups, o // groups, math.prod(w.shape[1:]))
     p = cols.positions
@@ -135,10 +139,17 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
         np.matmul(wg, cols(a, b), out=part)
         if early:
             part += shift
-    out = y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype, copy=False)
-    if bias is not None and not early:
+    if y.dtype == dtype:  # the activation on the contiguous product, before the transpose
+        return _activated(y, activation).reshape((o, n) + cols.out).swapaxes(0, 1)
+    out = y.reshape((o, n) + cols.out).swapaxes(0, 1).astype(dtype)
+    if bias is not None:
         out += bias.reshape((o,) + (1,) * len(cols.out))
-    return out
+    return _activated(out, activation)
+
+
+def _activated(y: np.ndarray, activation: tuple | None) -> np.ndarray:
+    """y, or its `activation` (over y where it can be)."""
+    return y if activation is None else apply_in_place(y, activation)
 
 
 def _pointwise(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,

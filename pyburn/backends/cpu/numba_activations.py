@@ -67,3 +67,33 @@ def compile_loops(dtype: np.dtype) -> Loops:
             out[i] = x[i] * (six if t > six else t) / six
 
     return Loops(negative_abs, logistic, swish, hardsigmoid, hardswish)
+
+
+# ---- in place, float32: the epilogue of a fused convolution (`activations.apply_in_place`)
+#: the kinds `activate_f32` takes (`activations._KINDS` numbers them the same)
+CLIP, HARDSIGMOID, HARDSWISH = range(3)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def activate_f32(x: np.ndarray, kind: int, lo: np.float32, hi: np.float32) -> None:
+    """Overwrite flat contiguous float32 x with its activation `kind`: CLIP ``min(max(x,
+    lo), hi)`` (comparisons, so NaN stays NaN and lo > hi gives hi), HARDSIGMOID or
+    HARDSWISH as `compile_loops`'s loops compute them (the same roundings). One loop per
+    kind, each one pass over x."""
+    zero, three, six = np.float32(0), np.float32(3), np.float32(6)
+    if kind == CLIP:
+        for i in range(x.size):
+            v = x[i]
+            v = lo if v < lo else v
+            x[i] = hi if v > hi else v
+    elif kind == HARDSIGMOID:
+        for i in range(x.size):
+            t = x[i] + three
+            t = zero if t < zero else t
+            x[i] = (six if t > six else t) / six
+    else:
+        for i in range(x.size):
+            v = x[i]
+            t = v + three
+            t = zero if t < zero else t
+            x[i] = v * (six if t > six else t) / six

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ...tape import Rule
 from .activation import ACTIVATION, activation
 from .affine import LINEAR, linear
-from .convolution import CONV, CONV_BIAS, conv, conv_transpose, conv_weight
+from .convolution import CONV, CONV_ACTIVATION, CONV_BIAS, conv, conv_transpose, conv_weight
 from .loss import NLL_LOSS, nll_loss, nll_loss_grad
 from .optimizer import ADAM, adam
 from .pooling import AVG_POOL, MAX_POOL, avg_pool, max_pool
@@ -40,8 +40,8 @@ from .rows import (
 
 #: every capability, by the name a backend lists in its ``caps``
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
-    CONV, CONV_BIAS, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM, BATCH_NORM_EVAL,
-    LINEAR, NLL_LOSS, ADAM, QUANT_MATMUL, ACTIVATION)}
+    CONV, CONV_BIAS, CONV_ACTIVATION, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM,
+    BATCH_NORM_EVAL, LINEAR, NLL_LOSS, ADAM, QUANT_MATMUL, ACTIVATION)}
 #: the backward rule of every op the capabilities record
 RULES: dict[str, Rule] = {op: rule for c in CAPABILITIES.values() for op, rule in c.rules.items()}
 #: the capability each recorded op belongs to
@@ -49,7 +49,8 @@ CAPABILITY_OF: dict[str, Capability] = {op: c for c in CAPABILITIES.values() for
 
 __all__ = ["ACTIVATION", "ADAM", "AVG_POOL", "BATCH_NORM", "BATCH_NORM_EVAL", "CAPABILITIES",
            "CAPABILITY_OF",
-           "CONV", "CONV_BIAS", "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS", "QUANT_MATMUL",
+           "CONV", "CONV_ACTIVATION", "CONV_BIAS", "LAYER_NORM", "LINEAR", "MAX_POOL", "NLL_LOSS",
+           "QUANT_MATMUL",
            "RULES", "SOFTMAX", "Capability",
            "activation", "adam", "avg_pool", "batch_norm", "batch_norm_eval", "conv",
            "conv_transpose",

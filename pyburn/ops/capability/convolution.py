@@ -1,4 +1,5 @@
-"""Convolution as one backend call: the "conv" and "conv_bias" capabilities.
+"""Convolution as one backend call: the "conv", "conv_bias" and "conv_activation"
+capabilities.
 
 The three convolution ops are each other's adjoints: conv is linear in x and in w, its
 gradient in x is the transposed convolution of g, and in w the weight gradient of x and g;
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._tensor import Tensor, result
+from ..._tensor import Tensor, recording, result
+from ...errors import ArgumentError
 from ...tape import Grads
 from .record import Capability, Ints, Pads, windowed
 
@@ -31,16 +33,24 @@ def _geometry(stride: Ints, padding: Pads, dilation: Ints, groups: int) -> dict:
 
 
 def conv(x: Tensor, w: Tensor, stride: Ints, padding: Pads, dilation: Ints, groups: int,
-         bias: Tensor | None = None) -> Tensor:
+         bias: Tensor | None = None, activation: tuple | None = None) -> Tensor:
     """The backend's convolution of x (N, C, *S) with w (O, C/groups, *K), plus `bias` (O,)
-    per output channel where given (the backend must offer "conv_bias" then); `padding` is
-    a (before, after) pair per spatial dim, and a negative "after" cuts x."""
+    per output channel where given (the backend must offer "conv_bias" then), then
+    `activation` where given (see `CONV_ACTIVATION`; only where nothing is recorded, for a
+    gradient or an export: the recorded op has no activation in its rule); `padding` is a
+    (before, after) pair per spatial dim, and a negative "after" cuts x."""
     x, padding = _cut(x, padding)
     out = windowed(x.shape[2:], w.shape[2:], stride, padding, dilation)
-    # no bias argument at all without one: a backend with "conv" alone takes none
-    with_bias = () if bias is None else (bias._h,)
+    # no bias or activation argument at all without one: a backend with "conv" alone
+    # takes neither
+    extra: tuple = () if bias is None else (bias._h,)
+    if activation is not None:
+        if recording(x, w, *([] if bias is None else [bias])):
+            raise ArgumentError("a convolution with an activation cannot be recorded; apply "
+                                "the activation after it")
+        extra = (extra or (None,)) + (activation,)
     handle = x.device.backend.conv(x._h, w._h, tuple(stride), tuple(padding), tuple(dilation),
-                                   groups, *with_bias)
+                                   groups, *extra)
     return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv",
                   (x, w) if bias is None else (x, w, bias),
                   **_geometry(stride, padding, dilation, groups))
@@ -135,3 +145,14 @@ CONV_BIAS = Capability(
     dtype, the numbers of a separate add after the convolution; the backend adds it while
     the product is at hand instead of in a pass of its own over the output.""",
     "pyburn.nn.functional.conv2d")
+
+CONV_ACTIVATION = Capability(
+    "conv_activation", ("conv",),
+    """(with "conv" and "conv_bias") ``conv`` takes a last argument ``activation``, after
+    ``bias`` (which may then be None): None, ``("clip", lo,
+    hi)`` (``min(max(out, lo), hi)`` with float bounds, either may be infinite: ReLU and
+    ReLU6), or ``(name,)`` for a name of the "activation" capability (sigmoid, silu,
+    hardsigmoid, hardswish), applied to each output after the bias: the numbers of the
+    separate op (NaN kept). Inference only:
+    the tensor layer never records such a call, so it has no backward rule.""",
+    "pyburn.onnx (Conv followed by an activation, fused by the runner)")
