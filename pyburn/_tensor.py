@@ -9,6 +9,7 @@ methods there, so every op is written once and reachable both as ``pyburn.f(t)``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import buffer
@@ -402,6 +403,23 @@ def recording(*inputs: Tensor) -> bool:
     the call."""
     return _tracer is not None or (inputs[0].device.is_autodiff and is_grad_enabled()
                                    and any(t.requires_grad for t in inputs))
+
+
+def remembered(memo: dict[str, Any] | None, inputs: tuple[Tensor | None, ...],
+               make: Callable[[], Any]) -> Any:
+    """What `make()` computes from `inputs`, kept in `memo` (a caller's dict; None keeps
+    nothing) and given again while the same tensors come in: a tensor's values never change
+    under the same handle (an update, in place or not, gives it a new one), so the same
+    handles mean the same values. A weight prepared once per model (folded, packed) rather
+    than once per call."""
+    if memo is None:
+        return make()
+    handles = tuple(None if t is None else t._h for t in inputs)
+    held = memo.get("from")
+    if held is None or len(held) != len(handles) or any(a is not b
+                                                         for a, b in zip(held, handles)):
+        memo["value"], memo["from"] = make(), handles
+    return memo["value"]
 
 
 def check_dtype_on(dtype: DType, device: Device) -> None:

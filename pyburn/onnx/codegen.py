@@ -185,8 +185,9 @@ class _Printer:
         args = [self.argument(step, i, n) for i, n in enumerate(node.inputs)]
         while args and args[-1] == "None":
             args.pop()
+        # a node's memo is the runner's (generated code prepares its weights each call)
         kwargs = [f"{k}={'self.device' if k == 'device' else self.literal(k, v)}"
-                  for k, v in step.attrs.items()]
+                  for k, v in step.attrs.items() if k != "memo"]
         kwargs += [f"{k}={fn_name}" for k, fn_name in bodies.items()]
         outputs = [self.names.bind(n, _snake(node.op_type)) if n else "_"
                    for n in node.outputs]

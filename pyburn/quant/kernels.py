@@ -35,8 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .. import Tensor, cat, where
+from .._tensor import remembered
 from ..dtypes import int32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..nn import functional as F
@@ -199,11 +201,12 @@ def _integer_product(q: Tensor, zero: Tensor | None, w: _Weight) -> Tensor:
 
 
 def matmul_integer(a: Tensor, a_zero: Tensor | None, b: Tensor, b_zero: Tensor | None, *,
-                   signed: bool) -> Tensor:
+                   signed: bool, memo: dict[str, Any] | None = None) -> Tensor:
     """The exact int32 ``(a - a_zero) @ (b - b_zero)`` of 8-bit integers held in integer
     tensors, ONNX's MatMulInteger: a (..., K); b (K, N) of int8 (`signed`) or uint8 values;
     a_zero None, one value, or (for a 2-d a) one per row; b_zero None, one value or one per
-    column. b's columns are packed as weight rows (one pass over b) and the product runs as
+    column. b's columns are packed as weight rows (one pass over b; kept in `memo` while the
+    same b and b_zero come in, as a model's constant weight does) and the product runs as
     the device's "quant_matmul" integer kernel where it has one (the composite elsewhere)."""
     op = "matmul_integer"
     if b.ndim != 2 or a.ndim == 0 or a.shape[-1] != b.shape[0]:
@@ -220,9 +223,12 @@ def matmul_integer(a: Tensor, a_zero: Tensor | None, b: Tensor, b_zero: Tensor |
     if b_zero is not None and b_zero.numel() not in (1, n):
         raise ShapeError(f"{op}: b's zero point is one value or one per column ({n}), got "
                          f"shape {b_zero.shape}")
-    zero = None if b_zero is None else b_zero.int().reshape((-1,)).expand((n,))
-    data = pack(b.mT.int(), 8, signed)
-    w = _weight(op, data, ones((n,), device=b.device), zero, 8, signed, 0, k)
+    def packed() -> _Weight:
+        zero = None if b_zero is None else b_zero.int().reshape((-1,)).expand((n,))
+        return _weight(op, pack(b.mT.int(), 8, signed), ones((n,), device=b.device), zero, 8,
+                       signed, 0, k)
+
+    w = remembered(memo, (b, b_zero), packed)
     return _integer_product(rows, a_zero, w).reshape(a.shape[:-1] + (n,))
 
 
@@ -358,12 +364,14 @@ def conv2d_dynamic(x: Tensor, data: Tensor, scale: Tensor, zero_point: Tensor | 
 
 def conv_integer(x: Tensor, x_zero: Tensor | None, w: Tensor, w_zero: Tensor | None, *,
                  signed: bool, stride: Ints = 1, pads: Pads = ((0, 0), (0, 0)),
-                 dilation: Ints = 1, groups: int = 1) -> Tensor:
+                 dilation: Ints = 1, groups: int = 1,
+                 memo: dict[str, Any] | None = None) -> Tensor:
     """The exact int32 2-d convolution of (x - x_zero) with (w - w_zero), ONNX's
     ConvInteger: x (N, C, H, W) and w (O, C / groups, kh, kw) of 8-bit integers held in
     integer tensors (w int8 when `signed`, else uint8); x_zero None or one value (the
     padding: zero after centering); w_zero None, one value or one per output channel;
-    `pads` (before, after) per spatial dim. w's rows are packed (one pass over w) and each
+    `pads` (before, after) per spatial dim. w's rows are packed (one pass over w; kept in
+    `memo` while the same w and w_zero come in) and each
     group's product runs as the device's "quant_matmul" integer kernel where it has one
     (the composite elsewhere). Returns (N, O, out_h, out_w) int32."""
     op = "conv_integer"
@@ -376,12 +384,15 @@ def conv_integer(x: Tensor, x_zero: Tensor | None, w: Tensor, w_zero: Tensor | N
         raise ShapeError(f"{op}: w's zero point is one value or one per output channel "
                          f"({o}), got shape {w_zero.shape}")
     centered = x.int() if x_zero is None else x.int() - x_zero.int().reshape(())
-    zero = None if w_zero is None else w_zero.int().reshape((-1,)).expand((o,))
     k = _conv_k(w.shape, op)
-    data = pack(w.reshape((o, k)).int(), 8, signed)
-    packed = _weight(op, data, ones((o,), device=w.device), zero, 8, signed, 0, k)
-    return _integer_conv(op, centered.float(), packed, w.shape, stride, pads, dilation,
-                         groups)
+
+    def packed() -> _Weight:
+        zero = None if w_zero is None else w_zero.int().reshape((-1,)).expand((o,))
+        return _weight(op, pack(w.reshape((o, k)).int(), 8, signed),
+                       ones((o,), device=w.device), zero, 8, signed, 0, k)
+
+    return _integer_conv(op, centered.float(), remembered(memo, (w, w_zero), packed),
+                         w.shape, stride, pads, dilation, groups)
 
 
 def _conv_k(weight_shape: Sequence[int], op: str) -> int:

@@ -60,7 +60,7 @@ def apply_in_place(y: np.ndarray, spec: tuple) -> np.ndarray:
     if not y.flags.c_contiguous or y.dtype == np.float16:
         return activation_of_copy(y, spec)
     if y.dtype == np.float32 and jit.enabled():
-        lo, hi = (np.float32(b) for b in bounds) if bounds else (np.float32(0),) * 2
+        lo, hi = (np.float32(bounds[0]), np.float32(bounds[1])) if bounds else _NO_BOUNDS
         _in_place_f32()(y.reshape(-1), _KINDS[name], lo, hi)
         return y
     if name == "clip":
@@ -86,7 +86,7 @@ def _compiled(x: np.ndarray, name: str) -> np.ndarray:
     pass over a copy of x)."""
     if x.dtype == np.float32 and name in ("sigmoid", "silu"):
         out = np.array(x, order="C")
-        _in_place_f32()(out.reshape(-1), _KINDS[name], np.float32(0), np.float32(0))
+        _in_place_f32()(out.reshape(-1), _KINDS[name], *_NO_BOUNDS)
         return out
     loops = _loops(x.dtype)
     flat = np.ascontiguousarray(x).reshape(-1)
@@ -137,11 +137,16 @@ _NUMPY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "hardswish": functools.partial(_hard, times_x=True)}
 
 
+@functools.cache
 def _in_place_f32() -> Callable[..., None]:
     """`numba_activations.activate_f32` (numba imported on first use)."""
     from .numba_activations import activate_f32  # optional: numba, the extra "jit"
 
     return activate_f32
+
+
+#: the bounds argument of `activate_f32` for the kinds that take none
+_NO_BOUNDS = (np.float32(0), np.float32(0))
 
 
 @functools.cache

@@ -62,9 +62,17 @@ def _numba_imports() -> bool:
 def enabled() -> bool:
     """Whether the compiled kernels run: numba imports and ``$PYBURN_CPU_JIT`` is not "0"
     (or "false", "off", "no", as ``$PYBURN_FUSION``). Read on every call, so that a test
-    can switch it."""
-    switch = os.environ.get(ENV, "1").strip().lower()
-    return switch not in ("0", "false", "off", "no") and _numba_imports()
+    can switch it (each value's answer is remembered: a convolution asks twice)."""
+    switch = os.environ.get(ENV, "1")
+    found = _ANSWERS.get(switch)
+    if found is None:
+        found = _ANSWERS[switch] = (switch.strip().lower() not in ("0", "false", "off", "no")
+                                    and _numba_imports())
+    return found
+
+
+#: `enabled`'s answer for each value of $PYBURN_CPU_JIT seen
+_ANSWERS: dict[str, bool] = {}
 
 
 def depthwise_applies(x: np.ndarray, w: np.ndarray, groups: int,

@@ -12,6 +12,7 @@ ONNX's (possibly asymmetric) pads goes to F and only the remainder is padded her
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ... import Tensor, arange, cat, zeros
 from ...dtypes import int32, uint8
@@ -152,23 +153,24 @@ def conv_integer(x: Tensor, w: Tensor, x_zero_point: Tensor | None = None,
                  w_zero_point: Tensor | None = None, *, auto_pad: str = "NOTSET",
                  dilations: list[int] | None = None, group: int = 1,
                  kernel_shape: list[int] | None = None, pads: list[int] | None = None,
-                 strides: list[int] | None = None) -> Tensor:
+                 strides: list[int] | None = None,
+                 memo: dict[str, Any] | None = None) -> Tensor:
     """ConvInteger: Conv of (x - x_zero_point) and (w - w_zero_point) in int32; the padding
     is the zero point (a zero after centering)."""
     _check_kernel(kernel_shape, w, "ConvInteger")
     return _integer_conv(x, x_zero_point, w, w_zero_point, auto_pad, dilations, group, pads,
-                         strides, "ConvInteger")
+                         strides, "ConvInteger", memo)
 
 
 def _integer_conv(x: Tensor, x_zero_point: Tensor | None, w: Tensor,
                   w_zero_point: Tensor | None, auto_pad: str, dilations: Sequence[int] | None,
                   group: int, pads: Sequence[int] | None, strides: Sequence[int] | None,
-                  op: str) -> Tensor:
+                  op: str, memo: dict[str, Any] | None) -> Tensor:
     """The exact int32 convolution of the centered inputs. With 1 or 2 spatial dims, an
     8-bit weight and per-tensor x zero point it runs on `pyburn.quant.kernels.conv_integer`
-    (the weight packed, the device's integer kernel; a 1-d convolution as a 2-d one of
-    height 1; ONNX's int8 is held in int32, uint8 in uint8); otherwise as a convolution of
-    int32 tensors."""
+    (the weight packed once while the node's `memo` holds it, the device's integer kernel;
+    a 1-d convolution as a 2-d one of height 1; ONNX's int8 is held in int32, uint8 in
+    uint8); otherwise as a convolution of int32 tensors."""
     nd = _spatial_rank(x, w, op)
     if nd > 2 or w.dtype not in (int32, uint8) or \
             (x_zero_point is not None and x_zero_point.numel() != 1):
@@ -184,7 +186,7 @@ def _integer_conv(x: Tensor, x_zero_point: Tensor | None, w: Tensor,
         return acc.squeeze(2)
     return quant_kernels.conv_integer(x, x_zero_point, w, w_zero_point, signed=w.dtype is not uint8,
                                       stride=g.strides, pads=g.pads, dilation=g.dilations,
-                                      groups=group)
+                                      groups=group, memo=memo)
 
 
 @onnx_op("QLinearConv", since=10)
@@ -193,13 +195,15 @@ def qlinear_conv(x: Tensor, x_scale: Tensor, x_zero_point: Tensor, w: Tensor, w_
                  b: Tensor | None = None, *, auto_pad: str = "NOTSET",
                  dilations: list[int] | None = None, group: int = 1,
                  kernel_shape: list[int] | None = None, pads: list[int] | None = None,
-                 strides: list[int] | None = None) -> Tensor:
+                 strides: list[int] | None = None,
+                 memo: dict[str, Any] | None = None) -> Tensor:
     """QLinearConv: the integer convolution of the centered inputs plus the int32 bias,
     rescaled by x_scale * w_scale / y_scale (w_scale per output channel or scalar), rounded
     half to even, shifted by y_zero_point and saturated to its type."""
     _check_kernel(kernel_shape, w, "QLinearConv")
     acc = _add_channel_bias(_integer_conv(x, x_zero_point, w, w_zero_point, auto_pad,
-                                          dilations, group, pads, strides, "QLinearConv"), b)
+                                          dilations, group, pads, strides, "QLinearConv",
+                                          memo), b)
     scale = x_scale.reshape(()) * w_scale.reshape((w_scale.numel(),) + (1,) * (acc.ndim - 2))
     low, high, dtype = zero_point_range(y_zero_point, x)
     return requantize(acc, scale / y_scale.reshape(()), y_zero_point, low, high, dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._tensor import Tensor, recording
+from ..._tensor import Tensor, recording, remembered
 from ...nn import functional as F
 from ...ops import capability
 from ..registry import onnx_op
@@ -95,12 +95,10 @@ def _folded(memo: dict[str, Any], w: Tensor, b: Tensor | None, scale: Tensor, sh
     """The weight and bias of the convolution with the batch norm after it folded in:
     ``w * f`` per output channel and ``(b - mean) * f + shift``, f = ``scale / sqrt(var +
     epsilon)``; computed again only when one of the tensors is another one than last time
-    (tensors are never changed in place: an update gives them a new handle)."""
-    handles = tuple(None if t is None else t._h for t in (w, b, scale, shift, mean, var))
-    held = memo.get("from")
-    if held is None or any(a is not c for a, c in zip(held, handles)):
+    (`remembered`)."""
+    def fold() -> tuple[Tensor, Tensor]:
         factor = scale / (var + epsilon).sqrt()
-        folded_w = w * factor.reshape((-1,) + (1,) * (w.ndim - 1))
-        folded_b = (mean.neg() if b is None else b - mean) * factor + shift
-        memo.update({"from": handles, "w": folded_w, "b": folded_b})
-    return memo["w"], memo["b"]
+        return (w * factor.reshape((-1,) + (1,) * (w.ndim - 1)),
+                (mean.neg() if b is None else b - mean) * factor + shift)
+
+    return remembered(memo, (w, b, scale, shift, mean, var), fold)

@@ -11,6 +11,8 @@ other integer is taken as int8, a float as float8e4m3fn), else uint8.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import Tensor, float64, uint8, where
 from ...dtypes import DType, as_dtype
 from ...quant import kernels as quant_kernels
@@ -159,22 +161,23 @@ def dynamic_quantize_linear(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 @onnx_op("MatMulInteger", since=10)
 def matmul_integer(a: Tensor, b: Tensor, a_zero_point: Tensor | None = None,
-                   b_zero_point: Tensor | None = None) -> Tensor:
+                   b_zero_point: Tensor | None = None, *,
+                   memo: dict[str, Any] | None = None) -> Tensor:
     """MatMulInteger: ``(a - a_zero_point) @ (b - b_zero_point)`` in int32; a's zero point
     is a scalar or one per row of a, b's a scalar or one per column of b."""
-    return _integer_product(a, a_zero_point, b, b_zero_point)
+    return _integer_product(a, a_zero_point, b, b_zero_point, memo)
 
 
 def _integer_product(a: Tensor, a_zero_point: Tensor | None, b: Tensor,
-                     b_zero_point: Tensor | None) -> Tensor:
+                     b_zero_point: Tensor | None, memo: dict[str, Any] | None) -> Tensor:
     """``(a - a_zero_point) @ (b - b_zero_point)`` in int32. Where b is a matrix whose type
     its zero point gives (uint8, else int8), on `pyburn.quant.kernels.matmul_integer` (b
-    packed, the device's integer kernel: on cpu 30x the int32 product of a 64x1024 by
-    1024x1024); otherwise as a product of int32 tensors."""
+    packed once while the node's `memo` holds it, the device's integer kernel: on cpu 30x
+    the int32 product of a 64x1024 by 1024x1024); otherwise as a product of int32 tensors."""
     if b.ndim == 2 and b_zero_point is not None and \
             (a_zero_point is None or a_zero_point.numel() == 1 or a.ndim == 2):
         return quant_kernels.matmul_integer(a, a_zero_point, b, b_zero_point,
-                                            signed=b_zero_point.dtype is not uint8)
+                                            signed=b_zero_point.dtype is not uint8, memo=memo)
     return _centered_rows(a, a_zero_point) @ _centered_cols(b, b_zero_point)
 
 
@@ -199,12 +202,12 @@ def _centered_cols(b: Tensor, zero_point: Tensor | None) -> Tensor:
 @onnx_op("QLinearMatMul", since=10)
 def qlinear_matmul(a: Tensor, a_scale: Tensor, a_zero_point: Tensor, b: Tensor,
                    b_scale: Tensor, b_zero_point: Tensor, y_scale: Tensor,
-                   y_zero_point: Tensor) -> Tensor:
+                   y_zero_point: Tensor, *, memo: dict[str, Any] | None = None) -> Tensor:
     """QLinearMatMul: the int32 product of the centered inputs, rescaled by
     a_scale * b_scale / y_scale, rounded half to even, shifted by y_zero_point and
     saturated to its type (scales and zero points per tensor, per row of a or per column
     of b)."""
-    acc = _integer_product(a, a_zero_point, b, b_zero_point)
+    acc = _integer_product(a, a_zero_point, b, b_zero_point, memo)
     multiplier = _row_param(a_scale) * _col_param(b_scale) / y_scale.reshape(())
     low, high, dtype = zero_point_range(y_zero_point, a)
     return requantize(acc, multiplier.float() if not multiplier.dtype.is_floating_point

@@ -115,3 +115,63 @@ def test_qlinear_matmul(dev: str, kind) -> None:
     inputs = [a, np.float32(0.05), kind(3), b, np.float32(0.02), kind(5), np.float32(0.3),
               kind(10)]
     check_node("QLinearMatMul", inputs, {}, opset=21, device=dev)
+
+
+def _integer_model(op: str):
+    """A one-node MatMulInteger or ConvInteger model whose int8 weight and zero point are
+    initializers, and its numpy reference."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    if op == "MatMulInteger":
+        shape, x_shape, out = (6, 5), (3, 6), (3, 5)
+    else:
+        shape, x_shape, out = (4, 2, 3, 3), (1, 2, 5, 5), (1, 4, 3, 3)
+    node = helper.make_node(op, ["x", "w", "xz", "wz"], ["y"])
+    inits = [numpy_helper.from_array(np.uint8(7), "xz"),
+             numpy_helper.from_array(RNG.integers(-5, 5, shape[0] if op == "ConvInteger"
+                                                  else shape[1]).astype(np.int8), "wz"),
+             numpy_helper.from_array(RNG.integers(-128, 127, shape).astype(np.int8), "w")]
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.UINT8, list(x_shape))], [helper.make_tensor_value_info(
+            "y", TensorProto.INT32, list(out))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+
+    def want(x: np.ndarray, w: np.ndarray, wz: np.ndarray) -> np.ndarray:
+        import torch
+
+        xc = x.astype(np.int64) - 7
+        if op == "MatMulInteger":
+            return xc @ (w.astype(np.int64) - wz)
+        wc = w.astype(np.int64) - wz.reshape(-1, 1, 1, 1)
+        return torch.nn.functional.conv2d(torch.from_numpy(xc).double(),
+                                          torch.from_numpy(wc).double()).numpy().astype(np.int64)
+    return model, x_shape, want
+
+
+@pytest.mark.parametrize("op", ["MatMulInteger", "ConvInteger"])
+def test_a_constant_weight_is_packed_once(monkeypatch, op):
+    """The runner keeps a node's packed weight (its memo) while the same weight comes in, and
+    packs again when the module's weight is another tensor."""
+    import pyburn
+    import pyburn.onnx
+    from pyburn.quant import kernels
+
+    packed = []
+    real = kernels.pack
+    monkeypatch.setattr(kernels, "pack", lambda *a, **k: packed.append(1) or real(*a, **k))
+    model, x_shape, want = _integer_model(op)
+    module = pyburn.onnx.load(model.SerializeToString(), device="cpu")
+    state = {k: v.numpy() for k, v in module.state_dict().items()}
+    for _ in range(3):
+        x = RNG.integers(0, 255, x_shape).astype(np.uint8)
+        got = module(pyburn.tensor(x, device="cpu")).numpy()
+        np.testing.assert_array_equal(got, want(x, state["w"], state["wz"]))
+    assert len(packed) == 1
+    state["w"] = RNG.integers(-128, 127, state["w"].shape).astype(state["w"].dtype)
+    module.load_state_dict({k: pyburn.tensor(v, device="cpu") for k, v in state.items()})
+    got = module(pyburn.tensor(x, device="cpu")).numpy()
+    np.testing.assert_array_equal(got, want(x, state["w"], state["wz"]))
+    assert len(packed) == 2
