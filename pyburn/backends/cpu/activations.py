@@ -52,17 +52,23 @@ def activation(x: np.ndarray, name: str) -> np.ndarray:
     return _NUMPY[name](x)
 
 
-def apply_in_place(y: np.ndarray, spec: tuple) -> np.ndarray:
+def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) -> np.ndarray:
     """The activation `spec` of float y: ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN
     kept) or ``(name,)`` for a name `activation` takes, written over y where y is
-    contiguous (else a new array). Returns the result."""
+    contiguous (else a new array); with `shift`, of ``y + shift`` per channel (y (N, C, ...),
+    shift (C,) of y's dtype; the sum rounded first, as a separate add). Returns the
+    result."""
     name, *bounds = spec
+    if y.dtype == np.float32 and y.flags.c_contiguous and y.ndim >= 2 and jit.enabled():
+        lo, hi = (np.float32(bounds[0]), np.float32(bounds[1])) if bounds else _NO_BOUNDS
+        rows = y.reshape(y.shape[0], y.shape[1], -1)
+        _in_place_f32()(rows, _NO_SHIFT if shift is None else shift, _KINDS[name], lo, hi)
+        return y
+    if shift is not None:
+        y = np.add(y, shift.reshape((-1,) + (1,) * (y.ndim - 2)),
+                   out=y if y.flags.c_contiguous else None)
     if not y.flags.c_contiguous or y.dtype == np.float16:
         return activation_of_copy(y, spec)
-    if y.dtype == np.float32 and jit.enabled():
-        lo, hi = (np.float32(bounds[0]), np.float32(bounds[1])) if bounds else _NO_BOUNDS
-        _in_place_f32()(y.reshape(-1), _KINDS[name], lo, hi)
-        return y
     if name == "clip":
         return np.clip(y, *bounds, out=y)
     y[...] = activation(y, name)
@@ -86,7 +92,7 @@ def _compiled(x: np.ndarray, name: str) -> np.ndarray:
     pass over a copy of x)."""
     if x.dtype == np.float32 and name in ("sigmoid", "silu"):
         out = np.array(x, order="C")
-        _in_place_f32()(out.reshape(-1), _KINDS[name], *_NO_BOUNDS)
+        _in_place_f32()(out.reshape(1, 1, -1), _NO_SHIFT, _KINDS[name], *_NO_BOUNDS)
         return out
     loops = _loops(x.dtype)
     flat = np.ascontiguousarray(x).reshape(-1)
@@ -145,8 +151,9 @@ def _in_place_f32() -> Callable[..., None]:
     return activate_f32
 
 
-#: the bounds argument of `activate_f32` for the kinds that take none
+#: the bounds argument of `activate_f32` for the kinds that take none, and its empty shift
 _NO_BOUNDS = (np.float32(0), np.float32(0))
+_NO_SHIFT = np.empty(0, dtype=np.float32)
 
 
 @functools.cache

@@ -123,7 +123,7 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     n, o = x.shape[0], w.shape[0]
     if groups == 1 and all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in stride) \
             and not any(b or a for b, a in padding):
-        return _activated(_pointwise(x, w, bias, dtype), activation)
+        return _pointwise(x, w, bias, dtype, activation)
     cols = _Columns(x, w.shape[2:], stride, padding, dilation, groups)
     wg = w.reshape(groups, o // groups, math.prod(w.shape[1:]))
     p = cols.positions
@@ -152,21 +152,26 @@ def _activated(y: np.ndarray, activation: tuple | None) -> np.ndarray:
     return y if activation is None else apply_in_place(y, activation)
 
 
-def _pointwise(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
-               dtype: np.dtype) -> np.ndarray:
+def _pointwise(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, dtype: np.dtype,
+               activation: tuple | None) -> np.ndarray:
     """A 1x1 convolution with stride 1, no padding and one group: the input's positions
     are its columns already, so it is one product per image, ``w (O, C) @ x[i] (C, P)``, with
     no im2col (whose window views cost more than the product on small images); the bias is
-    added as `conv` adds it (before the rounding to `dtype` only where nothing is rounded)."""
+    added as `conv` adds it (before the rounding to `dtype` only where nothing is rounded),
+    in the activation's pass over the product where both are given."""
     n, c = x.shape[:2]
     o = w.shape[0]
     y = np.matmul(w.reshape(o, c), x.reshape(n, c, -1))
-    if bias is not None and y.dtype == dtype:
-        y += bias.reshape(o, 1)
-    out = y.reshape((n, o) + x.shape[2:]).astype(dtype, copy=False)
-    if bias is not None and y.dtype != dtype:
+    if y.dtype == dtype:
+        if activation is not None:
+            return apply_in_place(y, activation, bias).reshape((n, o) + x.shape[2:])
+        if bias is not None:
+            y += bias.reshape(o, 1)
+        return y.reshape((n, o) + x.shape[2:])
+    out = y.reshape((n, o) + x.shape[2:]).astype(dtype)
+    if bias is not None:
         out += bias.reshape((o,) + (1,) * (x.ndim - 2))
-    return out
+    return _activated(out, activation)
 
 
 def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,

@@ -100,39 +100,43 @@ def _exp_nonpositive(a: np.float32) -> np.float32:
     return p * first * second
 
 
+@njit(inline="always", error_model="numpy", fastmath={"contract"})
+def _activation(v: np.float32, kind: int, lo: np.float32, hi: np.float32) -> np.float32:
+    """Activation `kind` of one float32 value: CLIP ``min(max(v, lo), hi)`` (comparisons, so
+    NaN stays NaN and lo > hi gives hi), HARDSIGMOID or HARDSWISH as `compile_loops`'s loops
+    compute them (the same roundings), SIGMOID and SILU as they do but with
+    `_exp_nonpositive` for numpy's exp."""
+    zero, one, three, six = np.float32(0), np.float32(1), np.float32(3), np.float32(6)
+    if kind == CLIP:
+        v = lo if v < lo else v
+        return hi if v > hi else v
+    if kind == HARDSIGMOID or kind == HARDSWISH:
+        t = v + three
+        t = zero if t < zero else t
+        t = six if t > six else t
+        return t / six if kind == HARDSIGMOID else v * t / six
+    e = _exp_nonpositive(-abs(v))
+    s = (one if v >= zero else e) / (one + e)
+    return s if kind == SIGMOID else v * s
+
+
 # "contract" (fused multiply-adds) speeds the polynomial up 1.5x; the other kinds have no
 # product followed by a sum, so their roundings stay those of `compile_loops`'s loops
 @njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-def activate_f32(x: np.ndarray, kind: int, lo: np.float32, hi: np.float32) -> None:
-    """Overwrite flat contiguous float32 x with its activation `kind`: CLIP ``min(max(x,
-    lo), hi)`` (comparisons, so NaN stays NaN and lo > hi gives hi), HARDSIGMOID or
-    HARDSWISH as `compile_loops`'s loops compute them (the same roundings), SIGMOID and
-    SILU as they do but with `_exp_nonpositive` for numpy's exp: one pass over x, not
-    three. One loop per kind."""
-    zero, one, three, six = np.float32(0), np.float32(1), np.float32(3), np.float32(6)
-    if kind == CLIP:
-        for i in range(x.size):
-            v = x[i]
-            v = lo if v < lo else v
-            x[i] = hi if v > hi else v
-    elif kind == HARDSIGMOID:
-        for i in range(x.size):
-            t = x[i] + three
-            t = zero if t < zero else t
-            x[i] = (six if t > six else t) / six
-    elif kind == HARDSWISH:
-        for i in range(x.size):
-            v = x[i]
-            t = v + three
-            t = zero if t < zero else t
-            x[i] = v * (six if t > six else t) / six
-    elif kind == SIGMOID:
-        for i in range(x.size):
-            v = x[i]
-            e = _exp_nonpositive(-abs(v))
-            x[i] = (one if v >= zero else e) / (one + e)
-    else:
-        for i in range(x.size):
-            v = x[i]
-            e = _exp_nonpositive(-abs(v))
-            x[i] = v * ((one if v >= zero else e) / (one + e))
+def activate_f32(x: np.ndarray, shift: np.ndarray, kind: int, lo: np.float32,
+                 hi: np.float32) -> None:
+    """Overwrite contiguous float32 x (N, C, P) with ``_activation(x + shift[c])`` per
+    channel c, or with ``_activation(x)`` where `shift` is empty: one pass over x (the add
+    rounded first, as a separate add would). The kind is the same for the whole loop, so
+    the compiler takes its test out of the loop and vectorises each kind's."""
+    shifted = shift.size > 0
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            row = x[n, c]
+            s = shift[c] if shifted else np.float32(0)
+            if shifted:
+                for j in range(row.size):
+                    row[j] = _activation(row[j] + s, kind, lo, hi)
+            else:
+                for j in range(row.size):
+                    row[j] = _activation(row[j], kind, lo, hi)

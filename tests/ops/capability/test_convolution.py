@@ -69,13 +69,17 @@ def test_against_float64_torch(jit, activation, geometry, dtype):
     assert np.array_equal(np.isnan(got), np.isnan(want))
 
 
-def test_the_activation_is_the_separate_ops_one(jit):
-    """Fused or not, the same float32 values, bit for bit."""
-    x, w, b = _inputs(GEOMETRIES[2], "float32")
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=["depthwise", "1x1", "im2col", "1-d"])
+def test_the_activation_is_the_separate_ops_one(jit, geometry):
+    """Fused or not, the same float32 values, bit for bit (the 1x1 product's bias joins the
+    activation's pass)."""
+    x, w, b = _inputs(geometry, "float32")
+    _, _, stride, padding, groups = geometry
+    dilation = (1,) * len(stride)
     t = [pyburn.from_numpy(a, device="cpu") for a in (x, w, b)]
-    y = capability.conv(t[0], t[1], (1, 2), ((1, 0), (2, 1)), (1, 1), 1, t[2])
+    y = capability.conv(t[0], t[1], stride, padding, dilation, groups, t[2])
     for name, spec, _ in ACTIVATIONS:
-        got = capability.conv(t[0], t[1], (1, 2), ((1, 0), (2, 1)), (1, 1), 1, t[2], spec)
+        got = capability.conv(t[0], t[1], stride, padding, dilation, groups, t[2], spec)
         want = y.clamp(*spec[1:]) if spec[0] == "clip" else getattr(pyburn.nn.functional,
                                                                     spec[0])(y)
         np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
