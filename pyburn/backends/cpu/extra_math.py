@@ -31,14 +31,21 @@ erf, without scipy
     erf's (measured on 400,001 points each), 1/2048 of a float32 ulp. Their erf is then the
     float64 erf rounded, except where that lies within 1/2048 ulp of halfway between two
     floats (at most one ulp off there), in about half of float64's work: GELU's erf is most
-    of a small transformer's elementwise time.
+    of a small transformer's elementwise time. With numba (`jit.enabled`) the first
+    polynomial and the values beyond 6 are one compiled pass (`numba_math`), the second
+    polynomial numpy's on the values between: numpy's numbers bit for bit, without the
+    masks (32x1536 GELU-like values: 1.01 → 0.23 ms).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
+
+from . import jit
 
 _SERIES_END = 2.0  # |x| below this uses the series, above it the continued fraction
 _ONE_END = 6.0  # |x| from here on has erf(x) == +-1 in double precision
@@ -110,7 +117,10 @@ def _erfc_middle_narrow(a: np.ndarray) -> np.ndarray:
 
 
 def _erf_chunk(x: np.ndarray, full: bool) -> np.ndarray:
-    """erf of a 1-d float64 array, to float64's precision where `full`, else to float32's."""
+    """erf of a 1-d float64 array, to float64's precision where `full`, else to float32's
+    (with numba's loops, `_erf_narrow_compiled`: the same numbers)."""
+    if not full and jit.enabled():
+        return _erf_narrow_compiled(x)
     near_erf, middle_erfc = (_erf_series, _erfc_fraction) if full else \
         (_erf_near_narrow, _erfc_middle_narrow)
     size = np.abs(x)
@@ -122,6 +132,28 @@ def _erf_chunk(x: np.ndarray, full: bool) -> np.ndarray:
     middle = (size >= _SERIES_END) & (size < _ONE_END)
     out[middle] = np.copysign(1.0 - middle_erfc(size[middle]), x[middle])
     return out
+
+
+def _erf_narrow_compiled(x: np.ndarray) -> np.ndarray:
+    """`_erf_chunk`'s float32-precision erf in one compiled pass for |x| < 2 and beyond 6
+    (`numba_math.compile_erf_near`), numpy's `_erfc_middle_narrow` for the values between:
+    the numbers of the numpy form, without its masks (ten passes over a chunk)."""
+    out = np.empty_like(x)
+    middle = np.empty(x.size, dtype=np.int64)
+    count = _erf_near_loop()(np.ascontiguousarray(x), out, middle)
+    if count:
+        at = middle[:count]
+        values = x[at]
+        out[at] = np.copysign(1.0 - _erfc_middle_narrow(np.abs(values)), values)
+    return out
+
+
+@functools.cache
+def _erf_near_loop() -> Callable[..., int]:
+    """`_erf_narrow_compiled`'s loop (numba imported on first use)."""
+    from .numba_math import compile_erf_near  # optional: numba, the extra "jit"
+
+    return compile_erf_near(_NEAR_NARROW, _SERIES_END, _ONE_END)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
