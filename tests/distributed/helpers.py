@@ -39,8 +39,11 @@ class Rank:
                 for k, v in out.items()}
 
     def skip_all_reduce(self, rank: int, group: str, timeout: float) -> str:
-        """Rank 0 calls all_reduce, rank 1 skips it: the error rank 0 gets."""
-        dist.init(rank, 2, group, timeout=timeout)
+        """Rank 0 calls all_reduce, rank 1 skips it: the error rank 0 gets. init's barrier
+        waits as long as a loaded machine may take to start both calls; the all_reduce
+        under test waits `timeout`."""
+        joined = dist.init(rank, 2, group, timeout=60.0)
+        joined.timeout = joined.transport.timeout = timeout
         try:
             if rank == 0:
                 dist.all_reduce(pyburn.ones(3, device="cpu"))
