@@ -416,8 +416,7 @@ def remembered(memo: dict[str, Any] | None, inputs: tuple[Tensor | None, ...],
         return make()
     handles = tuple(None if t is None else t._h for t in inputs)
     held = memo.get("from")
-    if held is None or len(held) != len(handles) or any(a is not b
-                                                         for a, b in zip(held, handles)):
+    if held is None or any(a is not b for a, b in zip(held, handles)):
         memo["value"], memo["from"] = make(), handles
     return memo["value"]
 

@@ -200,6 +200,15 @@ def _integer_product(q: Tensor, zero: Tensor | None, w: _Weight) -> Tensor:
     return (q if zero is None else q - zero) @ w.centered().mT
 
 
+def _integer_rows(op: str, rows: Tensor, zero: Tensor | None, signed: bool) -> _Weight:
+    """The 8-bit integers of `rows` (N, k), held in an integer tensor, packed as a weight of
+    scale 1, with `zero` (None, one value or one per row) as its zero point."""
+    n, k = rows.shape
+    zeros = None if zero is None else zero.int().reshape((-1,)).expand((n,))
+    return _weight(op, pack(rows.int(), 8, signed), ones((n,), device=rows.device), zeros, 8,
+                   signed, 0, k)
+
+
 def matmul_integer(a: Tensor, a_zero: Tensor | None, b: Tensor, b_zero: Tensor | None, *,
                    signed: bool, memo: dict[str, Any] | None = None) -> Tensor:
     """The exact int32 ``(a - a_zero) @ (b - b_zero)`` of 8-bit integers held in integer
@@ -223,12 +232,7 @@ def matmul_integer(a: Tensor, a_zero: Tensor | None, b: Tensor, b_zero: Tensor |
     if b_zero is not None and b_zero.numel() not in (1, n):
         raise ShapeError(f"{op}: b's zero point is one value or one per column ({n}), got "
                          f"shape {b_zero.shape}")
-    def packed() -> _Weight:
-        zero = None if b_zero is None else b_zero.int().reshape((-1,)).expand((n,))
-        return _weight(op, pack(b.mT.int(), 8, signed), ones((n,), device=b.device), zero, 8,
-                       signed, 0, k)
-
-    w = remembered(memo, (b, b_zero), packed)
+    w = remembered(memo, (b, b_zero), lambda: _integer_rows(op, b.mT, b_zero, signed))
     return _integer_product(rows, a_zero, w).reshape(a.shape[:-1] + (n,))
 
 
@@ -385,14 +389,10 @@ def conv_integer(x: Tensor, x_zero: Tensor | None, w: Tensor, w_zero: Tensor | N
                          f"({o}), got shape {w_zero.shape}")
     centered = x.int() if x_zero is None else x.int() - x_zero.int().reshape(())
     k = _conv_k(w.shape, op)
-
-    def packed() -> _Weight:
-        zero = None if w_zero is None else w_zero.int().reshape((-1,)).expand((o,))
-        return _weight(op, pack(w.reshape((o, k)).int(), 8, signed),
-                       ones((o,), device=w.device), zero, 8, signed, 0, k)
-
-    return _integer_conv(op, centered.float(), remembered(memo, (w, w_zero), packed),
-                         w.shape, stride, pads, dilation, groups)
+    packed = remembered(memo, (w, w_zero),
+                        lambda: _integer_rows(op, w.reshape((o, k)), w_zero, signed))
+    return _integer_conv(op, centered.float(), packed, w.shape, stride, pads, dilation,
+                         groups)
 
 
 def _conv_k(weight_shape: Sequence[int], op: str) -> int:

@@ -53,11 +53,12 @@ def activation(x: np.ndarray, name: str) -> np.ndarray:
 
 
 def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) -> np.ndarray:
-    """The activation `spec` of float y: ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN
-    kept) or ``(name,)`` for a name `activation` takes, written over y where y is
-    contiguous (else a new array); with `shift`, of ``y + shift`` per channel (y (N, C, ...),
-    shift (C,) of y's dtype; the sum rounded first, as a separate add). Returns the
-    result."""
+    """The activation `spec` of float y, a fresh array the caller owns (or a view of one):
+    ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN kept) or ``(name,)`` for a name
+    `activation` takes; with `shift`, of ``y + shift`` per channel (y (N, C, ...), shift (C,)
+    of y's dtype; the sum rounded first, as a separate add). Written over y where that
+    saves a pass (a contiguous float32 y with the compiled loops: one pass for the add and
+    the activation; a clip), else a new array. Returns the result."""
     name, *bounds = spec
     if y.dtype == np.float32 and y.flags.c_contiguous and y.ndim >= 2 and jit.enabled():
         lo, hi = (np.float32(bounds[0]), np.float32(bounds[1])) if bounds else _NO_BOUNDS
@@ -65,22 +66,8 @@ def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) 
         _in_place_f32()(rows, _NO_SHIFT if shift is None else shift, _KINDS[name], lo, hi)
         return y
     if shift is not None:
-        y = np.add(y, shift.reshape((-1,) + (1,) * (y.ndim - 2)),
-                   out=y if y.flags.c_contiguous else None)
-    if not y.flags.c_contiguous or y.dtype == np.float16:
-        return activation_of_copy(y, spec)
-    if name == "clip":
-        return np.clip(y, *bounds, out=y)
-    y[...] = activation(y, name)
-    return y
-
-
-def activation_of_copy(y: np.ndarray, spec: tuple) -> np.ndarray:
-    """`apply_in_place`'s result as a new array (y unchanged)."""
-    name, *bounds = spec
-    if name == "clip":
-        return np.clip(y, *(np.asarray(b, y.dtype) for b in bounds))
-    return activation(y, name)
+        y += shift.reshape((-1,) + (1,) * (y.ndim - 2))
+    return np.clip(y, *bounds, out=y) if name == "clip" else activation(y, name)
 
 
 #: the kind number of each activation in `numba_activations.activate_f32` (its CLIP, ...)

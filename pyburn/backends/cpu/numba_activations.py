@@ -133,8 +133,8 @@ def activate_f32(x: np.ndarray, shift: np.ndarray, kind: int, lo: np.float32,
     for n in range(x.shape[0]):
         for c in range(x.shape[1]):
             row = x[n, c]
-            s = shift[c] if shifted else np.float32(0)
             if shifted:
+                s = shift[c]
                 for j in range(row.size):
                     row[j] = _activation(row[j] + s, kind, lo, hi)
             else:

@@ -46,17 +46,15 @@ def _add_channel_bias(y: Tensor, b: Tensor | None) -> Tensor:
 
 def _conv(x: Tensor, w: Tensor, b: Tensor | None, auto_pad: str, dilations: Sequence[int] | None,
           group: int, pads: Sequence[int] | None, strides: Sequence[int] | None,
-          op: str, activation: tuple | None = None) -> Tensor:
-    """The convolution, and `activation` written over its output (where the caller found
-    the "conv_activation" capability offered and nothing recorded)."""
+          op: str) -> Tensor:
     nd = _spatial_rank(x, w, op)
     g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
     if capability.offered(capability.CONV, x, w, *([] if b is None else [b])):
         _check_channels(x, w, b, group, op)
         if b is not None and capability.offered(capability.CONV_BIAS, x, w, b):
-            return capability.conv(x, w, g.strides, g.pads, g.dilations, group, b, activation)
-        return _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group,
-                                                 activation=activation), b)
+            return capability.conv(x, w, g.strides, g.pads, g.dilations, group, b)
+        return _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group),
+                                 b)
     sym = [max(0, min(before, after)) for before, after in g.pads]
     x = pad_spatial(x, [(before - p, after - p) for p, (before, after) in zip(sym, g.pads)])
     return _CONV[nd](x, w, b, stride=g.strides, padding=tuple(sym), dilation=g.dilations,
