@@ -59,12 +59,11 @@ def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) 
     of y's dtype; the sum rounded first, as a separate add). Written over y where that
     saves a pass (a contiguous float32 y with the compiled loops: one pass for the add and
     the activation; a clip), else a new array. Returns the result."""
-    name, *bounds = spec
     if y.dtype == np.float32 and y.flags.c_contiguous and y.ndim >= 2 and jit.enabled():
-        lo, hi = (np.float32(bounds[0]), np.float32(bounds[1])) if bounds else _NO_BOUNDS
         rows = y.reshape(y.shape[0], y.shape[1], -1)
-        _in_place_f32()(rows, _NO_SHIFT if shift is None else shift, _KINDS[name], lo, hi)
+        _in_place_f32()(rows, _NO_SHIFT if shift is None else shift, *_f32_arguments(spec))
         return y
+    name, *bounds = spec
     if shift is not None:
         y += shift.reshape((-1,) + (1,) * (y.ndim - 2))
     return np.clip(y, *bounds, out=y) if name == "clip" else activation(y, name)
@@ -72,6 +71,15 @@ def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) 
 
 #: the kind number of each activation in `numba_activations.activate_f32` (its CLIP, ...)
 _KINDS = {"clip": 0, "hardsigmoid": 1, "hardswish": 2, "sigmoid": 3, "silu": 4}
+
+
+@functools.cache
+def _f32_arguments(spec: tuple) -> tuple[int, np.float32, np.float32]:
+    """The kind and bounds arguments of `activate_f32` for `spec`; a model's few specs come
+    again on every call, so each is converted once."""
+    name, *bounds = spec
+    return _KINDS[name], *((np.float32(bounds[0]), np.float32(bounds[1])) if bounds
+                           else _NO_BOUNDS)
 
 
 def _compiled(x: np.ndarray, name: str) -> np.ndarray:

@@ -27,7 +27,7 @@ from ...dtypes import ALL_DTYPES, DType, bool_, float16, float32, float64, int32
 from ...ops.elementwise import BINARY
 from ...ops.reducers import REDUCTIONS
 from ..base import Backend, Handle, Shape
-from . import activations, fused, quantized
+from . import activations, fused, quantized, sums
 from . import conv as convolution
 from .ops import BINARY_FUNCTIONS, UNARY_FUNCTIONS
 from .philox import philox_words
@@ -245,7 +245,7 @@ class CpuBackend(Backend):
     def reduce(self, op: str, x: Handle, axes: tuple[int, ...]) -> Handle:
         """The fold's ufunc reduce with ``keepdims`` (maximum and minimum propagate NaN;
         any and all fold the truth values); sum and prod accumulate float16 in float32 and
-        keep integer dtypes (numpy would widen them to int64)."""
+        keep integer dtypes (numpy would widen them to int64); sums are `sums.sum_kept`'s."""
         reduction = REDUCTIONS[op]
         if reduction.truth:
             x = x.astype(np.bool_, copy=False)
@@ -254,6 +254,8 @@ class CpuBackend(Backend):
         if x.size == 0:  # maximum and minimum have no identity of their own: the table's
             kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
             return np.full(kept, reduction.identity, x.dtype)
+        if op == "sum":
+            return sums.sum_kept(x, axes)
         fold = _FOLDS[op]
         if reduction.widens:
             total = fold.reduce(x, axis=axes, keepdims=True, dtype=_accumulator(x.dtype))
@@ -286,6 +288,8 @@ class CpuBackend(Backend):
         """A broadcast view (stride 0 along expanded dims). A contiguous input is viewed
         directly through the ndarray constructor: 0.2 µs against 1.8 µs for
         `np.broadcast_to`, which matters for every tensor-scalar op."""
+        if x.size == 1:  # a scalar constant: every stride 0
+            return np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
         if not x.flags.c_contiguous:
             return np.broadcast_to(x, shape)
         strides = tuple(0 if old == 1 else step for old, step in zip(x.shape, x.strides))

@@ -17,16 +17,9 @@ import numpy as np
 
 from . import jit
 from .extra_math import rsqrt
+from .sums import sum_kept
 
 Handle = np.ndarray
-
-
-def _sum(x: Handle, axes: tuple[int, ...]) -> Handle:
-    """The cpu backend's "sum" reduction (keepdims; float16 accumulates in float32)."""
-    if not axes:
-        return x
-    acc = np.float32 if x.dtype == np.float16 else x.dtype
-    return np.add.reduce(x, axis=axes, keepdims=True, dtype=acc).astype(x.dtype, copy=False)
 
 
 def softmax(x: Handle, axis: int, log: bool) -> Handle:
@@ -38,9 +31,9 @@ def softmax(x: Handle, axis: int, log: bool) -> Handle:
     top = np.maximum.reduce(x, axis=axis, keepdims=True)
     shifted = np.subtract(x, np.where(np.isfinite(top), top, x.dtype.type(0)))
     if log:
-        return np.subtract(shifted, np.log(_sum(np.exp(shifted), (axis,))))
+        return np.subtract(shifted, np.log(sum_kept(np.exp(shifted), (axis,))))
     e = np.exp(shifted)
-    return np.divide(e, _sum(e, (axis,)))
+    return np.divide(e, sum_kept(e, (axis,)))
 
 
 def _standardise(x: Handle, axes: tuple[int, ...], eps: float) -> tuple[Handle, Handle, Handle]:
@@ -51,9 +44,9 @@ def _standardise(x: Handle, axes: tuple[int, ...], eps: float) -> tuple[Handle, 
     deviations, which the composites compute twice, are computed once, and the result is
     written into their array."""
     count = math.prod(x.shape[d] for d in axes)
-    mean = np.divide(_sum(x, axes), count)
+    mean = np.divide(sum_kept(x, axes), count)
     centred = np.subtract(x, mean)
-    variance = np.divide(_sum(np.multiply(centred, centred), axes), count)
+    variance = np.divide(sum_kept(np.multiply(centred, centred), axes), count)
     scale = rsqrt(np.add(variance, eps)).astype(x.dtype, copy=False)
     return np.multiply(centred, scale, out=centred), mean, variance
 
@@ -144,10 +137,10 @@ def nll_loss(logp: Handle, target: Handle, axis: int, weight: Handle | None,
     if reduction == "none":
         return loss, None
     everything = tuple(range(loss.ndim))
-    total = _sum(loss, everything).reshape(())
+    total = sum_kept(loss, everything).reshape(())
     if reduction == "sum":
         return total, None
-    w_sum = _sum(w, everything).reshape(())
+    w_sum = sum_kept(w, everything).reshape(())
     return (np.divide(total, w_sum) if w_sum else np.full((), np.nan, logp.dtype)), None
 
 
@@ -158,7 +151,7 @@ def nll_loss_grad(g: Handle, target: Handle, axis: int, weight: Handle | None,
     where that sum is 0)."""
     safe, w = _picking(target, axis, weight, ignore_index, g.dtype)
     if reduction == "mean":
-        w_sum = _sum(w, tuple(range(w.ndim))).reshape(())
+        w_sum = sum_kept(w, tuple(range(w.ndim))).reshape(())
         g = np.divide(g, w_sum) if w_sum else np.zeros((), g.dtype)
     # 0 + v, as the composite's scatter_add into zeros does (it turns -0.0 into 0.0)
     picked = np.add(np.negative(np.multiply(g, w)), g.dtype.type(0))

@@ -35,7 +35,15 @@ def fill_planes(x: np.ndarray, n: int, c: int, top: int, left: int, sh: int, sw:
             for j in range(last - first):
                 into[j] = src[j]
             continue  # no column of a one-phase row reaches into the padding
-        if last > first:  # unsigned indices: numba adds no wraparound test
+        if sw == 2 and last > first:  # two phases: a de-interleave into two plane rows,
+            # which vectorises (the indexed form below does not: 20% of a stride-2 layer)
+            inner = src[first * 2 - left:]
+            even = flat[base + first:base + last]
+            odd = flat[base + size + first:base + size + last]
+            for j in range(last - first):
+                even[j] = inner[2 * j]
+                odd[j] = inner[2 * j + 1]
+        elif last > first:  # unsigned indices: numba adds no wraparound test
             inner = src[first * sw - left:]
             start = np.uint64(base + first)
             for j in range(np.uint64(last - first)):

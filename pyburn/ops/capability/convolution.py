@@ -17,14 +17,18 @@ from ...tape import Grads
 from .record import Capability, Ints, Pads, windowed
 
 
-def _cut(x: Tensor, padding: Pads) -> tuple[Tensor, list[tuple[int, int]]]:
-    """x and `padding` with every negative "after" turned into a cut of x's end (the
-    adjoint of a transposed convolution whose output reaches past its last window)."""
-    lead = x.ndim - len(padding)
-    for i, (_, a) in enumerate(padding):
+def _cut(x: Tensor, padding: Pads) -> tuple[Tensor, tuple[tuple[int, int], ...]]:
+    """x and `padding` (as a tuple of pairs) with every negative "after" turned into a cut
+    of x's end (the adjoint of a transposed convolution whose output reaches past its last
+    window)."""
+    pairs = tuple((b, a) for b, a in padding)
+    if all(a >= 0 for _, a in pairs):
+        return x, pairs
+    lead = x.ndim - len(pairs)
+    for i, (_, a) in enumerate(pairs):
         if a < 0:
             x = x.narrow(lead + i, 0, x.shape[lead + i] + a)
-    return x, [(b, max(a, 0)) for b, a in padding]
+    return x, tuple((b, max(a, 0)) for b, a in pairs)
 
 
 def _geometry(stride: Ints, padding: Pads, dilation: Ints, groups: int) -> dict:
@@ -40,19 +44,19 @@ def conv(x: Tensor, w: Tensor, stride: Ints, padding: Pads, dilation: Ints, grou
     gradient or an export: the recorded op has no activation in its rule); `padding` is a
     (before, after) pair per spatial dim, and a negative "after" cuts x."""
     x, padding = _cut(x, padding)
-    out = windowed(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    stride, dilation = tuple(stride), tuple(dilation)
+    inputs = (x, w) if bias is None else (x, w, bias)
     # no bias or activation argument at all without one: a backend with "conv" alone
     # takes neither
     extra: tuple = () if bias is None else (bias._h,)
     if activation is not None:
-        if recording(x, w, *([] if bias is None else [bias])):
+        if recording(*inputs):
             raise ArgumentError("a convolution with an activation cannot be recorded; apply "
                                 "the activation after it")
         extra = (extra or (None,)) + (activation,)
-    handle = x.device.backend.conv(x._h, w._h, tuple(stride), tuple(padding), tuple(dilation),
-                                   groups, *extra)
-    return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv",
-                  (x, w) if bias is None else (x, w, bias),
+    handle = x.device.backend.conv(x._h, w._h, stride, padding, dilation, groups, *extra)
+    out = windowed(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    return result(handle, (x.shape[0], w.shape[0]) + out, x.dtype, "conv", inputs,
                   **_geometry(stride, padding, dilation, groups))
 
 

@@ -47,7 +47,7 @@ def start(tmux, tmp_path, *options: str) -> tuple[Path, Path]:
     """The script in a 100 x 36 pane; then `stty -a` into a file, then the pane waits."""
     run_dir, stty = tmp_path / "run", tmp_path / "stty.txt"
     command = (f"{sys.executable} {SCRIPT} {run_dir} {' '.join(options)}; "
-               f"echo exit=$?; stty -a > {stty}; sleep {WAIT_S}")
+               f"echo exit=$?; stty -a > {stty}.part; mv {stty}.part {stty}; sleep {WAIT_S}")
     tmux("new-session", "-d", "-s", "run", "-x", "100", "-y", "36", command)
     return run_dir, stty
 
@@ -64,7 +64,12 @@ def screen_until(tmux, condition) -> str:
 
 
 def restored(stty: Path) -> bool:
-    """Whether `stty -a` says the terminal is back in its usual mode."""
+    """Whether `stty -a` says the terminal is back in its usual mode (its file is written
+    whole, by a rename, a moment after the pane shows the exit: waited for)."""
+    deadline = time.monotonic() + WAIT_S
+    while not stty.exists():
+        assert time.monotonic() < deadline, "stty -a never ran after the script"
+        time.sleep(0.05)
     flags = stty.read_text().split()
     return "icanon" in flags and "echo" in flags
 
