@@ -20,7 +20,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from pyburn.backends.cpu import create, unavailable_reason  # noqa: E402
+from pyburn.backends.cpu import create, sums, unavailable_reason  # noqa: E402
 from pyburn.backends.cpu.backend import NUMPY_DTYPES  # noqa: E402
 from pyburn.dtypes import (  # noqa: E402
     ALL_DTYPES,
@@ -385,6 +385,24 @@ def test_reduce(op, dtype, layout):
         assert_same(got, want, out, scale=scale)
     if dtype.is_floating_point and op in ("max", "min"):
         assert math.isnan(get(BE.reduce(op, put(x, dtype), (0, 1, 2)), dtype)[0, 0, 0])
+
+
+@pytest.mark.parametrize("dtype", [float32, float64], ids=ids)
+@pytest.mark.parametrize("shape, axes, as_product", [
+    ((40, 7), (1,), True), ((2, 30, 3, 5), (2, 3), True), ((16, 4096), (1,), True),
+    ((17, 4097), (1,), False), ((15, 9), (1,), False), ((9, 40), (0,), False)], ids=str)
+def test_sums_of_many_rows(dtype, shape, axes, as_product):
+    """Sums over the trailing dims of many short rows go through one product with ones
+    (`sums`): float64's sums, NaN and infinities where a row has them."""
+    x = sample(shape, dtype, np.random.default_rng(3), -4.0, 4.0)
+    x = np.where(np.isfinite(x), x, 0.5).astype(x.dtype)
+    x.reshape(-1)[[5, 7, 8, -1]] = np.nan, np.inf, -np.inf, -np.inf
+    assert sums._in_rows(x, axes) is as_product
+    got = get(BE.reduce("sum", put(x, dtype), axes), dtype)
+    with np.errstate(invalid="ignore"):  # inf + -inf in the reference's own sums
+        want = _reduce_reference("sum", x, axes, dtype)
+        scale = np.sum(np.abs(x.astype(np.float64)), axis=axes, keepdims=True)
+    assert_same(got, want, dtype, scale=scale)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ids)
