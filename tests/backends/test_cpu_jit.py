@@ -63,7 +63,8 @@ def test_depthwise_conv_matches_torch_with_the_kernels_on_and_off(
     tol = 1e-5 if dtype == "float32" else 1e-12
     for switch, compiled in (("1", True), ("off", False)):
         monkeypatch.setenv(jit.ENV, switch)
-        assert jit.depthwise_applies(x, w, groups, bias) is compiled
+        assert jit.grouped_applies(x, w, groups, bias) is compiled
+        assert jit.depthwise_weight_applies(x, g, groups) is compiled
         assert jit.depthwise_transpose_applies(g, w, groups) is (compiled and multiplier == 1)
         for xs, gs in ((x, g), (_strided(x), _strided(g))):
             got = [conv.conv(xs, w, stride, padding, dilation, groups, bias),
@@ -72,6 +73,42 @@ def test_depthwise_conv_matches_torch_with_the_kernels_on_and_off(
             for value, reference in zip(got, want):
                 assert value.dtype == dtype and value.shape == reference.shape
                 np.testing.assert_allclose(value, reference, rtol=tol, atol=tol)
+
+
+#: (N, C, H, W), groups, outputs, kernel, stride, padding, dilation, dtype, with a bias: a
+#: few input channels per group, on inputs large enough for the kernel (`jit.FEW_CHANNELS`)
+FEW = [
+    ((1, 3, 64, 64), 1, 16, (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), "float32", True),
+    ((2, 4, 64, 70), 2, 6, (3, 2), (1, 2), ((2, 0), (0, 3)), (2, 1), "float64", False),
+]
+
+
+@pytest.mark.parametrize("shape, groups, outputs, kernel, stride, padding, dilation, dtype, "
+                         "with_bias", FEW)
+def test_few_channels_per_group_match_torch_with_the_kernels_on_and_off(
+        monkeypatch, shape, groups, outputs, kernel, stride, padding, dilation, dtype,
+        with_bias):
+    """`conv.conv` with 2 or 3 input channels per group (a stem's RGB) runs the compiled
+    kernel (`jit.grouped`) and gives float64 PyTorch's convolution, as im2col does; its
+    weight gradient stays im2col's."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=shape).astype(dtype)
+    w = rng.normal(size=(outputs, shape[1] // groups) + kernel).astype(dtype)
+    bias = rng.normal(size=outputs).astype(dtype) if with_bias else None
+    (top, bottom), (left, right) = padding
+    reference = torch.nn.functional.conv2d(
+        torch.nn.functional.pad(torch.from_numpy(x).double(), (left, right, top, bottom)),
+        torch.from_numpy(w).double(), None if bias is None else torch.from_numpy(bias).double(),
+        stride, 0, dilation, groups).numpy()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for switch, compiled in (("1", True), ("0", False)):
+        monkeypatch.setenv(jit.ENV, switch)
+        assert jit.grouped_applies(x, w, groups, bias) is compiled
+        assert not jit.grouped_applies(x[:, :, :8, :8], w, groups, bias)  # a small input
+        for xs in (x, _strided(x)):
+            got = conv.conv(xs, w, stride, padding, dilation, groups, bias)
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, reference, rtol=tol, atol=tol)
 
 
 def _strided(a):

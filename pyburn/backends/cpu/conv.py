@@ -115,9 +115,10 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     name of `activations.activation`, written over the fresh output: see
     `activations.apply_in_place`); `padding` holds (before, after) zeros per spatial dim.
     Returns (N, O, *out). A 2-d depthwise convolution (one group per input channel) runs
-    compiled when numba is installed (`jit.depthwise`)."""
-    if jit.depthwise_applies(x, w, groups, bias):
-        return _activated(jit.depthwise(x, w, stride, padding, dilation, bias), activation)
+    compiled when numba is installed, and so does one with few input channels per group and
+    a large input, such as a network's stem on RGB (`jit.grouped`)."""
+    if jit.grouped_applies(x, w, groups, bias):
+        return _activated(jit.grouped(x, w, stride, padding, dilation, bias), activation)
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]
@@ -180,7 +181,7 @@ def conv_weight(x: np.ndarray, g: np.ndarray, kernel: Ints, stride: Ints, paddin
     """The gradient of `conv` with respect to its weight: x (N, C, *S) and the output's
     gradient g (N, O, *out) give (O, C/groups, *kernel). A 2-d depthwise one runs compiled
     when numba is installed (`jit.depthwise_weight`)."""
-    if jit.depthwise_applies(x, g, groups, None):
+    if jit.depthwise_weight_applies(x, g, groups):
         return jit.depthwise_weight(x, g, kernel, stride, padding, dilation)
     dtype = g.dtype
     x, g = _computed(x), _computed(g)

@@ -15,15 +15,22 @@ constants, so the loop over the taps is unrolled and the loop over the outputs v
   few positions past the output's width are computed and dropped) so that even a 7x7 image
   runs as one long vectorised loop; the sum of each output stays in a register.
 
-The gradients, for training: in the input (`depthwise_transpose`, one output channel per
-input channel) it is `depthwise` again, of the output's gradient spread out by the stride,
-with the kernel flipped; in the weight (`depthwise_weight`) one sum per tap over the same
-phase planes.
+The same kernel (`grouped`) takes a convolution with a few input channels per group, the
+number of them a compile-time constant too: a group's channels fill their planes side by
+side and each output sums over all their taps. That is a network's stem on an RGB image
+(3 x 3 x 3 taps, 16 or 32 outputs: twice as fast as im2col and BLAS, whose product is
+thin, and without the columns' megabytes), taken where the output is large
+(`grouped_applies`).
 
-Each output is the sum PyTorch computes, in this kernel's order (the bias, then the taps row
-by row) and with fused multiply-adds: of numba's ``fastmath`` flags only "contract" is on
-(and "reassoc" for the weight gradient's sums), so NaN and infinity keep their IEEE meaning.
-float32 and float64 are compiled apart, on first use of each.
+The gradients, for training: in the input (`depthwise_transpose`, one output channel per
+input channel) it is `grouped` again, of the output's gradient spread out by the stride,
+with the kernel flipped; in the weight (`depthwise_weight`) one sum per tap over the same
+phase planes. A few-channel convolution's gradients are im2col's.
+
+Each output is the sum PyTorch computes, in this kernel's order (the bias, then the taps
+channel by channel, row by row) and with fused multiply-adds: of numba's ``fastmath`` flags
+only "contract" is on (and "reassoc" for the weight gradient's sums), so NaN and infinity
+keep their IEEE meaning. float32 and float64 are compiled apart, on first use of each.
 
 The numba code is in `numba_kernels`, imported on the first depthwise convolution while the
 kernels are enabled. Compiled code is cached on disk (numba's ``cache=True``, beside these
@@ -75,14 +82,12 @@ def enabled() -> bool:
 _ANSWERS: dict[str, bool] = {}
 
 
-def depthwise_applies(x: np.ndarray, w: np.ndarray, groups: int,
-                      bias: np.ndarray | None) -> bool:
-    """Whether `depthwise` computes this convolution of x with w (and `depthwise_weight` its
-    weight gradient, the output's gradient given as w): 2-d, one group per input channel,
-    float32 or float64 throughout, and the kernels enabled."""
-    return (x.ndim == 4 and groups == x.shape[1] and x.dtype == w.dtype and
-            x.dtype in (np.float32, np.float64) and (bias is None or bias.dtype == x.dtype)
-            and enabled())
+def depthwise_weight_applies(x: np.ndarray, g: np.ndarray, groups: int) -> bool:
+    """Whether `depthwise_weight` computes the weight gradient of a convolution of x whose
+    output's gradient is g: 2-d, one group per input channel, float32 or float64
+    throughout, and the kernels enabled."""
+    return (x.ndim == 4 and groups == x.shape[1] and x.dtype == g.dtype and
+            x.dtype in (np.float32, np.float64) and enabled())
 
 
 def depthwise_transpose_applies(x: np.ndarray, w: np.ndarray, groups: int) -> bool:
@@ -92,12 +97,36 @@ def depthwise_transpose_applies(x: np.ndarray, w: np.ndarray, groups: int) -> bo
             x.dtype == w.dtype and x.dtype in (np.float32, np.float64) and enabled())
 
 
-def depthwise(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
-              padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-              bias: np.ndarray | None = None) -> np.ndarray:
-    """Cross-correlation of x (N, C, H, W) with w (C * m, 1, kh, kw), each input channel c
-    giving output channels c * m to c * m + m - 1, plus `bias` (C * m,) when given; `padding`
-    holds (before, after) zeros per spatial dim. Returns a new (N, C * m, H', W') array."""
+#: where `grouped` takes a convolution with more than one input channel per group: at most
+#: this many input channels per group, taps per output (input channels times kernel cells)
+#: and outputs per group (beyond them one BLAS product over the im2col columns is faster),
+#: and at least this many input positions (below, the columns are small enough to be
+#: cheap, and a network's small layers compile no kernel of their own)
+FEW_CHANNELS, FEW_TAPS, FEW_OUTPUTS, MANY_POSITIONS = 4, 32, 32, 4096
+
+
+def grouped_applies(x: np.ndarray, w: np.ndarray, groups: int,
+                    bias: np.ndarray | None) -> bool:
+    """Whether `grouped` computes this convolution of x with w: 2-d, float32 or float64
+    throughout, the kernels enabled, and either depthwise (one group per input channel) or
+    with few input channels per group (a stem's RGB) and a large input (`FEW_CHANNELS`)."""
+    if not (x.ndim == 4 and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
+            and (bias is None or bias.dtype == x.dtype)):
+        return False
+    cin, (kh, kw) = w.shape[1], w.shape[2:]
+    few = (cin <= FEW_CHANNELS and cin * kh * kw <= FEW_TAPS
+           and w.shape[0] // groups <= FEW_OUTPUTS
+           and x.shape[2] * x.shape[3] >= MANY_POSITIONS)
+    return (groups == x.shape[1] or few) and enabled()
+
+
+def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
+            padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+            bias: np.ndarray | None = None) -> np.ndarray:
+    """Cross-correlation of x (N, C, H, W) with w (O, cin, kh, kw) in ``C / cin`` groups,
+    the input channels g * cin to g * cin + cin - 1 giving the outputs g * O / groups to
+    (g + 1) * O / groups - 1, plus `bias` (O,) when given; `padding` holds (before, after)
+    zeros per spatial dim. Returns a new (N, O, H', W') array."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
     (top, bottom), (left, right) = padding
     height, width = x.shape[2:]
@@ -105,7 +134,7 @@ def depthwise(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
                     (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
                     (width + left + right - dw * (kw - 1) - 1) // sw + 1), dtype=x.dtype)
     shift = np.zeros(w.shape[0], dtype=x.dtype) if bias is None else bias
-    _kernels(kh, kw, sh, sw, dh, dw).forward(
+    _kernels(kh, kw, sh, sw, dh, dw, w.shape[1]).forward(
         np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(shift), top,
         left, out)
     return out
@@ -130,7 +159,7 @@ def depthwise_transpose(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
         before, after = d * (k - 1) - p, z - m + p
         pads.append((max(before, 0), max(after, 0)))
         cuts.append(slice(max(-before, 0), max(-before, 0) + z))
-    y = depthwise(spread, w[:, :, ::-1, ::-1], (1, 1), pads, dilation)
+    y = grouped(spread, w[:, :, ::-1, ::-1], (1, 1), pads, dilation)
     return y[:, :, cuts[0], cuts[1]]
 
 
@@ -141,14 +170,14 @@ def depthwise_weight(x: np.ndarray, g: np.ndarray, kernel: Sequence[int],
     (N, C * m, H', W') give (C * m, 1, *kernel), each tap's products with g summed."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     grad = np.empty((g.shape[1], 1, kh, kw), dtype=x.dtype)
-    _kernels(kh, kw, sh, sw, dh, dw).weight(
+    _kernels(kh, kw, sh, sw, dh, dw, 1).weight(
         np.ascontiguousarray(x), np.ascontiguousarray(g), padding[0][0], padding[1][0], grad)
     return grad
 
 
 @functools.cache
-def _kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int) -> Kernels:
+def _kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int, cin: int) -> Kernels:
     """The kernels of one geometry, compiled (or loaded from numba's cache) on first use."""
     from .numba_kernels import compile_kernels  # optional: numba, the extra "jit"
 
-    return compile_kernels(kh, kw, sh, sw, dh, dw)
+    return compile_kernels(kh, kw, sh, sw, dh, dw, cin)

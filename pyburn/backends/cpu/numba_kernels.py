@@ -63,42 +63,51 @@ def fill_planes(x: np.ndarray, n: int, c: int, top: int, left: int, sh: int, sw:
 class Kernels(NamedTuple):
     """The compiled kernels of one geometry."""
 
-    #: ``forward(x, w, bias, top, left, out)`` fills `out` (N, C * m, H', W'), whose shape
-    #: says where the padding after the input ends
+    #: ``forward(x, w, bias, top, left, out)`` fills `out` (N, O, H', W'), whose shape says
+    #: where the padding after the input ends: the groups are ``C / cin``, each giving
+    #: ``O / groups`` outputs
     forward: Callable[..., None]
-    #: ``weight(x, g, top, left, grad)`` fills `grad` (C * m, 1, kh, kw)
+    #: ``weight(x, g, top, left, grad)`` fills `grad` (C * m, 1, kh, kw) (`cin` 1 only: a
+    #: depthwise convolution's)
     weight: Callable[..., None]
 
 
-def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int) -> Kernels:
-    """The kernels of one geometry (kernel size, stride, dilation: constants of the compiled
-    code), compiled on their first call or loaded from numba's cache, which keys each of
-    these closures by the six values."""
+def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
+                    cin: int) -> Kernels:
+    """The kernels of one geometry (kernel size, stride, dilation and `cin`, the input
+    channels per group: constants of the compiled code), compiled on their first call or
+    loaded from numba's cache, which keys each of these closures by the seven values."""
 
     @njit(cache=True, nogil=True, fastmath={"contract"})
     def forward(x: np.ndarray, w: np.ndarray, bias: np.ndarray, top: int, left: int,
                 out: np.ndarray) -> None:
-        channels = x.shape[1]
-        multiplier = w.shape[0] // channels
+        groups = x.shape[1] // cin
+        per_group = w.shape[0] // groups
         oh, ow = out.shape[2], out.shape[3]
         hq, wq = oh + (kh - 1) * dh // sh, ow + (kw - 1) * dw // sw
         size = hq * wq
-        # + wq: the flat loop's last row reads up to wq - ow cells past the last plane
-        flat = np.zeros(sh * sw * size + wq, dtype=x.dtype)
+        # one input channel's planes; + wq: the flat loop's last row reads up to wq - ow
+        # cells past its last plane
+        channel = sh * sw * size + wq
+        flat = np.zeros(cin * channel, dtype=x.dtype)
         acc = np.empty(oh * wq, dtype=out.dtype)
         for n in range(x.shape[0]):
-            for c in range(channels):
-                fill_planes(x, n, c, top, left, sh, sw, hq, wq, flat)
-                for o in range(c * multiplier, c * multiplier + multiplier):
+            for g in range(groups):
+                for ci in range(cin):
+                    fill_planes(x, n, g * cin + ci, top, left, sh, sw, hq, wq,
+                                flat[ci * channel:])
+                for o in range(g * per_group, g * per_group + per_group):
                     b = bias[o]
                     for p in range(np.uint64(oh * wq)):
                         total = b
-                        for ky in range(kh):
-                            for kx in range(kw):
-                                offset = np.uint64(
-                                    (ky * dh % sh * sw + kx * dw % sw) * size +
-                                    ky * dh // sh * wq + kx * dw // sw)
-                                total += w[o, 0, ky, kx] * flat[offset + p]
+                        for ci in range(cin):
+                            for ky in range(kh):
+                                for kx in range(kw):
+                                    offset = np.uint64(
+                                        ci * channel +
+                                        (ky * dh % sh * sw + kx * dw % sw) * size +
+                                        ky * dh // sh * wq + kx * dw // sw)
+                                    total += w[o, ci, ky, kx] * flat[offset + p]
                         acc[p] = total
                     for oy in range(oh):
                         row = out[n, o, oy]
