@@ -54,7 +54,7 @@ def _model(tail, extra_inits=(), opset=17, bias=True, norm=True, depthwise=False
                                       ["c"], epsilon=1e-3))
         inits += _norm_inits(channels)
     nodes += tail
-    graph = helper.make_graph(nodes, "g", [_f32("x", 2, C, 7, 6)],
+    graph = helper.make_graph(nodes, "g", [_f32("x", "n", C, "h", "w")],
                               [_f32(name, None) for name in outputs], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -122,6 +122,23 @@ def test_onnxruntime_gives_the_same_outputs(device, case):
         got = module(pyburn.tensor(x, device=device))
         for g, w in zip(got if isinstance(got, tuple) else (got,), want):
             np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "plain"])
+def test_each_new_input_shape_is_planned_again(device, fuse):
+    """A FusedConv step and a plain Conv step keep their checked geometry per input shape
+    (`conv.planned`): with SAME_UPPER's pads, which follow the input's size, inputs of other
+    shapes, and the first again, give onnxruntime's outputs."""
+    model = _model([helper.make_node("Relu", ["c"], ["y"])], conv_attrs={
+        "auto_pad": "SAME_UPPER", "kernel_shape": [3, 3], "strides": [2, 3]})
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    module, _ = _run(model, device, fuse)
+    for shape in ((2, C, 7, 6), (1, C, 9, 4), (2, C, 7, 6)):
+        x = RNG.standard_normal(shape).astype(np.float32)
+        got = module(pyburn.tensor(x, device=device))
+        np.testing.assert_allclose(got.numpy(), session.run(None, {"x": x})[0], rtol=1e-4,
+                                   atol=1e-5)
 
 
 def test_parameters_are_the_files_either_way(device):

@@ -6,7 +6,10 @@ device offers the "conv" capability (and the dtypes are one float type), Conv ca
 directly (with the bias where it offers "conv_bias"), since the geometry is already checked
 and the capability takes ONNX's (before, after) pads as they are; otherwise it calls
 `pyburn.nn.functional`'s convolution, whose padding is symmetric, so the symmetric part of
-ONNX's (possibly asymmetric) pads goes to F and only the remainder is padded here.
+ONNX's (possibly asymmetric) pads goes to F and only the remainder is padded here. In the
+runner (which gives each step a memo) Conv and pyburn's FusedConv make those checks and
+choices once per input shape (`planned`): a small network's convolutions are a few
+microseconds of work each, and the checks cost as much again.
 """
 
 from __future__ import annotations
@@ -77,11 +80,60 @@ def _check_channels(x: Tensor, w: Tensor, b: Tensor | None, group: int, op: str)
 def conv(x: Tensor, w: Tensor, b: Tensor | None = None, *, auto_pad: str = "NOTSET",
          dilations: list[int] | None = None, group: int = 1,
          kernel_shape: list[int] | None = None, pads: list[int] | None = None,
-         strides: list[int] | None = None) -> Tensor:
+         strides: list[int] | None = None, memo: dict[str, Any] | None = None) -> Tensor:
     """Conv: cross-correlation of x (N, C, *S) with w (M, C/group, *K), 1 to 3 spatial
-    dims; kernel_shape, when given, must match w."""
+    dims; kernel_shape, when given, must match w. With the runner's `memo`, the checks run
+    once per input shape (`planned`)."""
     _check_kernel(kernel_shape, w, "Conv")
-    return _conv(x, w, b, auto_pad, dilations, group, pads, strides, "Conv")
+    if memo is None:
+        return _conv(x, w, b, auto_pad, dilations, group, pads, strides, "Conv")
+    return planned(x, w, b, None, auto_pad, dilations, group, pads, strides, memo, "Conv")
+
+
+def planned(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, auto_pad: str,
+            dilations: list[int] | None, group: int, pads: list[int] | None,
+            strides: list[int] | None, memo: dict[str, Any], op: str) -> Tensor:
+    """The convolution of `_conv` followed by the activation `spec` (``("clip", lo, hi)``,
+    ``(name,)`` of `pyburn.nn.functional`, or None), with what the checks and capabilities
+    decide for these shapes, dtypes and device kept in `memo`: one backend call, the
+    activation in it where the device offers "conv_activation"."""
+    key = (x.shape, w.shape, x.dtype, w.dtype, x.device, b is None or (b.shape, b.dtype))
+    plan = memo.get("plan")
+    if plan is None or plan[0] != key:
+        plan = memo["plan"] = (key, _plan(x, w, b, spec, auto_pad, dilations, group, pads,
+                                          strides, op))
+    found, together = plan[1]
+    if found is None:
+        y = _conv(x, w, b, auto_pad, dilations, group, pads, strides, op)
+    else:
+        y = capability.conv(x, w, found.strides, found.pads, found.dilations, group, b,
+                            spec if together else None)
+    return y if together or spec is None else activate(y, spec)
+
+
+def _plan(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, auto_pad: str,
+          dilations: list[int] | None, group: int, pads: list[int] | None,
+          strides: list[int] | None, op: str) -> tuple[Geometry | None, bool]:
+    """How `planned` runs tensors like these: the checked geometry where the backend's
+    convolution takes the bias too (None: through `_conv`, which handles the rest), and
+    whether it writes the activation as well."""
+    fits = [x, w] + ([] if b is None else [b])
+    if not (capability.offered(capability.CONV, *fits)
+            and (b is None or capability.offered(capability.CONV_BIAS, *fits))):
+        return None, False
+    _spatial_rank(x, w, op)
+    _check_channels(x, w, b, group, op)
+    found = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
+    return found, spec is not None and capability.offered(capability.CONV_ACTIVATION, *fits)
+
+
+def activate(y: Tensor, spec: tuple) -> Tensor:
+    """The activation `spec` (``("clip", lo, hi)`` or ``(name,)``) of y, as its own op."""
+    name, *bounds = spec
+    if name == "clip":
+        return y.clamp(*bounds)
+    function: Callable[[Tensor], Tensor] = getattr(F, name)
+    return function(y)
 
 
 def _check_kernel(kernel_shape: list[int] | None, w: Tensor, op: str) -> None:

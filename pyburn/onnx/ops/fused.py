@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..._tensor import Tensor, recording, remembered
 from ...nn import functional as F
-from ...ops import capability
 from ..registry import onnx_op
-from .conv import _check_channels, _conv, _spatial_rank, conv
+from .conv import activate, conv, planned
 from .normalization import batch_normalization
-from .spatial import Geometry, geometry
 
 
 @onnx_op("Linear", domain="pyburn")
@@ -50,44 +47,8 @@ def fused_conv(x: Tensor, w: Tensor, b: Tensor | None = None, scale: Tensor | No
         # the fusion gives a batch norm's four inputs together
         assert shift is not None and mean is not None and var is not None
         w, b = _folded(memo, w, b, scale, shift, mean, var, epsilon)
-    # what the checks and capabilities decided for these shapes, dtypes and device
-    key = (x.shape, w.shape, x.dtype, w.dtype, x.device, b is None or (b.shape, b.dtype))
-    plan = memo.get("plan")
-    if plan is None or plan[0] != key:
-        plan = memo["plan"] = (key, _plan(x, w, b, spec, auto_pad, dilations, group, pads,
-                                          strides))
-    geometry, together = plan[1]
-    if geometry is None:
-        y = _conv(x, w, b, auto_pad, dilations, group, pads, strides, "FusedConv")
-    else:
-        y = capability.conv(x, w, geometry.strides, geometry.pads, geometry.dilations, group,
-                            b, spec if together else None)
-    return y if together or spec is None else activate(y, spec)
-
-
-def _plan(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, auto_pad: str,
-          dilations: list[int] | None, group: int, pads: list[int] | None,
-          strides: list[int] | None) -> tuple[Geometry | None, bool]:
-    """How `fused_conv` runs tensors like these: the checked geometry where the backend's
-    convolution takes the bias too (None: through `_conv`, which handles the rest), and
-    whether it writes the activation as well."""
-    fits = [x, w] + ([] if b is None else [b])
-    if not (capability.offered(capability.CONV, *fits)
-            and (b is None or capability.offered(capability.CONV_BIAS, *fits))):
-        return None, False
-    _spatial_rank(x, w, "FusedConv")
-    _check_channels(x, w, b, group, "FusedConv")
-    found = geometry("FusedConv", x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
-    return found, spec is not None and capability.offered(capability.CONV_ACTIVATION, *fits)
-
-
-def activate(y: Tensor, spec: tuple) -> Tensor:
-    """The activation `spec` (``("clip", lo, hi)`` or ``(name,)``) of y, as its own op."""
-    name, *bounds = spec
-    if name == "clip":
-        return y.clamp(*bounds)
-    function: Callable[[Tensor], Tensor] = getattr(F, name)
-    return function(y)
+    return planned(x, w, b, spec, auto_pad, dilations, group, pads, strides, memo,
+                   "FusedConv")
 
 
 def _folded(memo: dict[str, Any], w: Tensor, b: Tensor | None, scale: Tensor, shift: Tensor,
