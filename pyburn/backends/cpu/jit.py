@@ -19,7 +19,7 @@ The same kernel (`grouped`) takes a convolution with a few input channels per gr
 number of them a compile-time constant too: a group's channels fill their planes side by
 side and each output sums over all their taps. That is a network's stem on an RGB image
 (3 x 3 x 3 taps, 16 or 32 outputs: twice as fast as im2col and BLAS, whose product is
-thin, and without the columns' megabytes), taken where the output is large
+thin, and without the columns' megabytes), taken where the input is large
 (`grouped_applies`).
 
 The gradients, for training: in the input (`depthwise_transpose`, one output channel per
