@@ -3,6 +3,17 @@ no adapter (the pages fall back to the wasm device and say so)."""
 
 from __future__ import annotations
 
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "site"))
+import pages  # noqa: E402  (site/pages.py: the shared head and navigation)
+
+from pyburn.errors import WebBuildError  # noqa: E402
+
 PASTE_ONE = """() => {
   const pen = document.getElementById("canvas").getContext("2d");
   pen.fillStyle = "#fff";
@@ -34,3 +45,42 @@ def test_without_webgpu_the_pages_say_so_and_use_wasm(web_without_webgpu: object
     assert result["device"] == "wasm"
     assert page.inner_text("#answer") == "1"
     screenshot(page, "mnist-without-webgpu")
+
+
+class _Navigation(HTMLParser):
+    """The header's links of a page, and which are marked as the current page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside, self.links, self.current = False, [], []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        found = dict(attrs)
+        self.inside = self.inside or tag == "nav"
+        if self.inside and tag == "a":
+            self.links.append(found["href"])
+            if found.get("aria-current") == "page":
+                self.current.append(found["href"])
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside = self.inside and tag != "nav"
+
+
+def test_every_built_page_links_the_others_and_marks_its_own(site_dir: Path) -> None:
+    """site/pages.py wraps each source: every page of the build has the header's links in
+    NAV's order, its own marked current (none on the front page), its title and scripts."""
+    built = sorted(p.name for p in site_dir.glob("*.html") if p.name != "board.html")
+    assert built == sorted([name for name, _ in pages.NAV] + ["index.html"])
+    for name in built:
+        text = (site_dir / name).read_text(encoding="utf-8")
+        navigation = _Navigation()
+        navigation.feed(text)
+        assert navigation.links == [page for page, _ in pages.NAV], name
+        assert navigation.current == ([] if name == "index.html" else [name]), name
+        assert text.count("<title>") == 1 and text.startswith("<!doctype html>"), name
+
+
+@pytest.mark.parametrize("source", ["  <main></main>\n", "  <title>t</title>\n<p>no main</p>"])
+def test_a_page_source_without_its_title_or_main_is_refused(source: str) -> None:
+    with pytest.raises(WebBuildError, match="must begin with a <title> line"):
+        pages.render("x.html", source)

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
+import pages
 import train_shapes
 import train_zen
 
@@ -136,6 +137,7 @@ def build(weights: Path, out: Path, source: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(HERE / "src", out)
+    pages.render_all(out)
     (out / "web").mkdir()
     for name in LOADER_FILES:
         shutil.copy2(RUNTIME / name, out / "web" / name)
