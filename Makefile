@@ -34,7 +34,7 @@ WHEEL_INPUTS := pyproject.toml README.md \
 # pieces (pyburn/web).
 QUICK_WEIGHTS := build/mnist-quick.safetensors
 SITE_WEIGHTS := $(or $(wildcard artifacts/mnist.safetensors),$(QUICK_WEIGHTS))
-SITE_INPUTS := $(wildcard site/*.py) $(shell find site/src -type f 2>/dev/null) \
+SITE_INPUTS := $(wildcard site/*.py) $(shell find site/src site/parts -type f 2>/dev/null) \
 	$(wildcard benchmarks/*.jsonl)
 SITE_STAMP := site/dist/.built
 # the Pyodide the site serves: npm's package (no numpy); a full distribution with numpy's wheel

@@ -84,3 +84,12 @@ def test_every_built_page_links_the_others_and_marks_its_own(site_dir: Path) -> 
 def test_a_page_source_without_its_title_or_main_is_refused(source: str) -> None:
     with pytest.raises(WebBuildError, match="must begin with a <title> line"):
         pages.render("x.html", source)
+
+
+def test_a_part_a_source_names_is_written_in_place_and_an_unknown_one_refused() -> None:
+    page = pages.render("x.html", "  <title>t</title>\n  <main>\n    <!-- devices -->\n"
+                                  "  </main>\n")
+    assert '\n    <fieldset>\n      <legend>device</legend>\n' in page
+    assert 'value="wasm"' in page and "<!-- devices -->" not in page
+    with pytest.raises(WebBuildError, match="no part named 'nothing'"):
+        pages.render("x.html", "  <title>t</title>\n  <main>\n  <!-- nothing -->\n")

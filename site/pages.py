@@ -1,9 +1,11 @@
 """The site's pages: each source in src/ holds only what is its own (its title and scripts,
 then its ``<main>``); `render` wraps it in what every page shares, the head's common lines
-and the header with the navigation, the page's own link marked as the current one."""
+and the header with the navigation, the page's own link marked as the current one, and
+writes the shared parts it names (`PARTS`) in their places."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pyburn.errors import WebBuildError
@@ -14,6 +16,12 @@ NAV = (("mnist.html", "Draw a digit"), ("train.html", "Train"),
        ("generate.html", "Generate text"), ("playground.html", "Your code"),
        ("remote.html", "On a server"), ("bench.html", "Benchmarks"))
 
+#: the parts a page's source names by a comment on a line of its own (``<!-- devices -->``
+#: for parts/devices.html, the device switch of the pages that run a model), each written in
+#: its place at the comment's indent
+PARTS = Path(__file__).resolve().parent / "parts"
+#: a line that names a part
+PART = re.compile(r"^( *)<!-- (\w+) -->$", re.MULTILINE)
 #: what marks the page's own link in the navigation
 CURRENT = ' aria-current="page"'
 #: where a source's own head lines end and its body begins
@@ -51,7 +59,17 @@ def render(name: str, source: str) -> str:
     nav = "\n".join(f'      <a href="{page}"{CURRENT if page == name else ""}>{label}</a>'
                     for page, label in NAV)
     return LAYOUT.format(title=title, scripts="".join(f"{s}\n" for s in scripts), nav=nav,
-                         main=found + main)
+                         main=PART.sub(lambda m: _part(name, m.group(2), m.group(1)),
+                                       found + main))
+
+
+def _part(page: str, name: str, indent: str) -> str:
+    """The part `name` with every line indented by `indent`."""
+    found = PARTS / f"{name}.html"
+    if not found.is_file():
+        raise WebBuildError(f"site page {page}: no part named {name!r} (there are "
+                            f"{', '.join(sorted(p.stem for p in PARTS.glob('*.html')))})")
+    return "\n".join(indent + line for line in found.read_text(encoding="utf-8").splitlines())
 
 
 def render_all(folder: Path) -> None:
