@@ -19,10 +19,11 @@ from .bench import cli as bench_cli
 from .devices import default_device, device_report
 from .errors import PyburnError
 from .models import cli as models_cli
+from .models import mnist_job
 from .onnx import cli as onnx_cli
 from .remote import cli as remote_cli
 from .runtime import IN_BROWSER
-from .train import mnist_job, plot
+from .train import plot
 from .train.dashboard import cli as dash_cli
 from .web import cli as web_cli
 

@@ -35,7 +35,7 @@ BROWSER_EXCLUDE: Mapping[str, str] = {
     "pyburn/remote/cli.py": "the command line",
     "pyburn/remote/server.py": "the server of the remote device (pyburn serve)",
     "pyburn/remote/process.py": "the server's worker processes",
-    "pyburn/train/mnist_job.py": "pyburn train mnist",
+    "pyburn/models/mnist_job.py": "pyburn train mnist",
     "pyburn/data/datasets": "dataset downloads into ~/.cache",
     "pyburn/backends/cpu": "the numpy device (Pyodide's npm package has no numpy)",
     "pyburn/kernel/numpy_exec.py": "the numpy device's kernel runner",

@@ -1,4 +1,4 @@
-"""`pyburn train mnist` (pyburn/train/mnist_job.py) on tiny fake MNIST files: it trains, reports,
+"""`pyburn train mnist` (pyburn/models/mnist_job.py) on tiny fake MNIST files: it trains, reports,
 saves weights with their configuration, and the saved file rebuilds the trained model."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pyburn
 from pyburn import store
 from pyburn.cli import main
 from pyburn.models import load_mnist
+from pyburn.models.mnist_job import train_mnist
 from pyburn.train import Renderer
-from pyburn.train.mnist_job import train_mnist
 
 from .fake_mnist import write_fake_mnist
 

@@ -20,13 +20,13 @@ from ..data import DataLoader, PartialDataset
 from ..data.datasets import MNIST
 from ..devices import device as as_device
 from ..errors import ArgumentError
-from ..models import MEAN, STD, MnistCNN, MnistMLP
 from ..optim import Adam
 from ..optim.lr_scheduler import OneCycleLR
 from ..random import manual_seed
-from .learner import Learner
-from .metrics import Accuracy
-from .render import Renderer
+from ..train.learner import Learner
+from ..train.metrics import Accuracy
+from ..train.render import Renderer
+from .mnist import MEAN, STD, MnistCNN, MnistMLP
 
 MODELS = ("cnn", "mlp")
 DEFAULT_OUT = os.path.join("artifacts", "mnist.safetensors")
