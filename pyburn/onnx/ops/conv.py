@@ -50,18 +50,8 @@ def _add_channel_bias(y: Tensor, b: Tensor | None) -> Tensor:
 def _conv(x: Tensor, w: Tensor, b: Tensor | None, auto_pad: str, dilations: Sequence[int] | None,
           group: int, pads: Sequence[int] | None, strides: Sequence[int] | None,
           op: str) -> Tensor:
-    nd = _spatial_rank(x, w, op)
-    g = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
-    if capability.offered(capability.CONV, x, w, *([] if b is None else [b])):
-        _check_channels(x, w, b, group, op)
-        if b is not None and capability.offered(capability.CONV_BIAS, x, w, b):
-            return capability.conv(x, w, g.strides, g.pads, g.dilations, group, b)
-        return _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group),
-                                 b)
-    sym = [max(0, min(before, after)) for before, after in g.pads]
-    x = pad_spatial(x, [(before - p, after - p) for p, (before, after) in zip(sym, g.pads)])
-    return _CONV[nd](x, w, b, stride=g.strides, padding=tuple(sym), dilation=g.dilations,
-                     groups=group)
+    return _run(x, w, b, None, group, _plan(x, w, b, None, auto_pad, dilations, group, pads,
+                                            strides, op))
 
 
 def _check_channels(x: Tensor, w: Tensor, b: Tensor | None, group: int, op: str) -> None:
@@ -95,36 +85,56 @@ def planned(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, auto_pad
             strides: list[int] | None, memo: dict[str, Any], op: str) -> Tensor:
     """The convolution of `_conv` followed by the activation `spec` (``("clip", lo, hi)``,
     ``(name,)`` of `pyburn.nn.functional`, or None), with what the checks and capabilities
-    decide for these shapes, dtypes and device kept in `memo`: one backend call, the
-    activation in it where the device offers "conv_activation"."""
+    decide for these shapes, dtypes and device (`_plan`) kept in `memo`: one backend call,
+    the activation in it where the device offers "conv_activation"."""
     key = (x.shape, w.shape, x.dtype, w.dtype, x.device, b is None or (b.shape, b.dtype))
     plan = memo.get("plan")
     if plan is None or plan[0] != key:
         plan = memo["plan"] = (key, _plan(x, w, b, spec, auto_pad, dilations, group, pads,
                                           strides, op))
-    found, together = plan[1]
-    if found is None:
-        y = _conv(x, w, b, auto_pad, dilations, group, pads, strides, op)
-    else:
-        y = capability.conv(x, w, found.strides, found.pads, found.dilations, group, b,
-                            spec if together else None)
-    return y if together or spec is None else activate(y, spec)
+    return _run(x, w, b, spec, group, plan[1])
+
+
+#: how `_run` convolves: the backend's convolution with the bias and the activation, with
+#: the bias alone (the activation after it), without the bias (added after), or
+#: `pyburn.nn.functional`'s composite
+ACTIVATED, BIASED, UNBIASED, COMPOSITE = range(4)
 
 
 def _plan(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, auto_pad: str,
-          dilations: list[int] | None, group: int, pads: list[int] | None,
-          strides: list[int] | None, op: str) -> tuple[Geometry | None, bool]:
-    """How `planned` runs tensors like these: the checked geometry where the backend's
-    convolution takes the bias too (None: through `_conv`, which handles the rest), and
-    whether it writes the activation as well."""
-    fits = [x, w] + ([] if b is None else [b])
-    if not (capability.offered(capability.CONV, *fits)
-            and (b is None or capability.offered(capability.CONV_BIAS, *fits))):
-        return None, False
+          dilations: Sequence[int] | None, group: int, pads: Sequence[int] | None,
+          strides: Sequence[int] | None, op: str) -> tuple[Geometry, int]:
+    """How tensors like these are convolved (and then given the activation `spec`): the
+    checked geometry and the way (`ACTIVATED`, ...) the device's capabilities allow."""
     _spatial_rank(x, w, op)
-    _check_channels(x, w, b, group, op)
     found = geometry(op, x.shape[2:], w.shape[2:], strides, dilations, pads, auto_pad)
-    return found, spec is not None and capability.offered(capability.CONV_ACTIVATION, *fits)
+    fits = [x, w] + ([] if b is None else [b])
+    if not capability.offered(capability.CONV, *fits):
+        return found, COMPOSITE
+    _check_channels(x, w, b, group, op)
+    if b is not None and not capability.offered(capability.CONV_BIAS, *fits):
+        return found, UNBIASED
+    together = spec is not None and capability.offered(capability.CONV_ACTIVATION, *fits)
+    return found, ACTIVATED if together else BIASED
+
+
+def _run(x: Tensor, w: Tensor, b: Tensor | None, spec: tuple | None, group: int,
+         plan: tuple[Geometry, int]) -> Tensor:
+    """The convolution of x with w (and b) the way `plan` says, then the activation `spec`
+    where the backend did not write it."""
+    g, way = plan
+    if way == ACTIVATED:
+        return capability.conv(x, w, g.strides, g.pads, g.dilations, group, b, spec)
+    if way == BIASED:
+        y = capability.conv(x, w, g.strides, g.pads, g.dilations, group, b)
+    elif way == UNBIASED:
+        y = _add_channel_bias(capability.conv(x, w, g.strides, g.pads, g.dilations, group), b)
+    else:  # F's padding is symmetric: the rest of ONNX's pads is padded here
+        sym = [max(0, min(before, after)) for before, after in g.pads]
+        x = pad_spatial(x, [(before - p, after - p) for p, (before, after) in zip(sym, g.pads)])
+        y = _CONV[x.ndim - 2](x, w, b, stride=g.strides, padding=tuple(sym),
+                              dilation=g.dilations, groups=group)
+    return y if spec is None else activate(y, spec)
 
 
 def activate(y: Tensor, spec: tuple) -> Tensor:
