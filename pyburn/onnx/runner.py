@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import chain
 from typing import Any
 
 from .._tensor import Tensor
+from ..capture import Captured
 from ..devices import Device
 from ..devices import device as as_device
 from ..errors import ArgumentError
@@ -81,6 +83,7 @@ class OnnxModule(Module):
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "input_names", input_names)
         object.__setattr__(self, "output_names", list(program.outputs))
+        object.__setattr__(self, "_captured", Captured(self._run, self._state, self._mode))
 
     def _hold(self, program: Program, values: dict[str, Any], slots: dict[str, str],
               taken: set[str]) -> None:
@@ -115,6 +118,21 @@ class OnnxModule(Module):
         missing = [n for n in self.input_names if n not in feed]
         if missing:
             raise ArgumentError(f"missing model inputs: {', '.join(missing)}")
+        return self._captured(*[feed[name] for name in self.input_names])
+
+    def _state(self) -> Iterator[Tensor]:
+        """The tensors a run reads besides its inputs: parameters and buffers."""
+        return chain(self._parameters.values(), self._buffers.values())
+
+    def _mode(self) -> tuple[bool, bool]:
+        """What decides a run besides its inputs and state: the training flag, and whether
+        the specialized program is still used."""
+        return self.training, self._special is not None
+
+    def _run(self, *inputs: Any) -> Any:
+        """The graph's outputs for `inputs` (in `input_names` order): the output, or a tuple
+        of them."""
+        feed = dict(zip(self.input_names, inputs))
         state = self._parameters | self._buffers
         env = {name: state[attr] for name, attr in self._slots.items()}
         env.update(feed)

@@ -54,6 +54,28 @@ def test_mlp_runs_and_names_its_parameters(device):
     assert module.run({"x": pyburn.tensor(x.tolist(), device=device)})["y"].shape == (5, 3)
 
 
+def test_replayed_runs_follow_new_weights(device, monkeypatch):
+    """From the third call the runs are replays (`pyburn.capture`), equal bit for bit to
+    the step-by-step run; weights loaded after that are used, and captured again."""
+    model, w, b = _mlp()
+    module = pyburn.onnx.load(model.SerializeToString(), device=device)
+    xs = [RNG.standard_normal((5, 4)).astype(np.float32) for _ in range(7)]
+    got = [module(pyburn.tensor(x, device=device)).numpy() for x in xs[:4]]
+    (entry,) = module._captured.entries.values()
+    assert entry.capture is not None
+    monkeypatch.setenv("PYBURN_CAPTURE", "0")
+    for x, y in zip(xs, got):
+        assert np.array_equal(module(pyburn.tensor(x, device=device)).numpy(), y)
+        np.testing.assert_allclose(y, np.maximum(x @ w + b, 0), rtol=1e-5, atol=1e-6)
+    monkeypatch.delenv("PYBURN_CAPTURE")
+    module.load_state_dict({"w": pyburn.tensor(-w, device=device),
+                            "layer_b": pyburn.tensor(b * 2, device=device)})
+    for x in xs[4:]:
+        y = module(pyburn.tensor(x, device=device)).numpy()
+        np.testing.assert_allclose(y, np.maximum(x @ -w + 2 * b, 0), rtol=1e-5, atol=1e-6)
+    assert entry.capture is not None and entry.state[0] is module.w._h
+
+
 def test_imported_model_fine_tunes_like_torch():
     torch = pytest.importorskip("torch")
     model, w, b = _mlp()
