@@ -12,11 +12,13 @@ small network on cpu that removes most of the Python per layer: the whole run be
 generated function of plain backend calls (`Capture.source`).
 
 A record is refused (the function then simply runs) where a replay could not repeat the
-run: it read a value back (``tolist()``, a bounds check, ``nonzero``), drew random numbers,
-launched a `pyburn.kernel` kernel (which computes outside the backend's methods), called a
-backend method that is not part of the protocol, or returned something other than tensors.
-What a run computes from anything else (Python values, a clock) is replayed as the values
-it had when captured, as in any trace.
+run: it read a value back (``tolist()``, ``nonzero``), drew random numbers, launched a
+`pyburn.kernel` kernel (which computes outside the backend's methods), met a backend that
+queues index checks of its own, called a backend method that is not part of the protocol,
+or returned something other than tensors. A decision taken from values may stand behind a
+`guard`, which the replay checks first (an index check's bounds: `aside` reads them without
+recording). What a run computes from anything else (Python values, a clock) is replayed as
+the values it had when captured, as in any trace.
 
 `Captured` wraps a function: each new signature runs plainly once (so that what the
 function keeps between calls, a model's folded weights, is made), is captured on its second
@@ -26,10 +28,12 @@ and buffers) keep the handles they had. ``$PYBURN_CAPTURE=0`` switches capturing
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter, is_
 from typing import Any
@@ -39,7 +43,6 @@ from ._tensor import Tensor, wrap
 from .backends.base import Backend
 from .devices import Device
 from .dtypes import DType
-from .ops.capability import CAPABILITIES
 from .tape import is_grad_enabled
 
 #: the environment variable that switches capturing off when set to "0"
@@ -49,16 +52,25 @@ ENV = "PYBURN_CAPTURE"
 #: than a handle computed from the arguments: a run that calls one is not captured
 #: (nll_loss also returns the first bad target, which the tensor layer raises for)
 UNREPEATABLE = frozenset({
-    "to_bytes", "to_bytes_async", "host_array", "footprint", "memory_in_use", "read_hooks",
-    "queue_range_check", "random_bits", "nonzero", "nll_loss"})
+    "to_bytes", "to_bytes_async", "host_array", "footprint", "memory_in_use", "random_bits",
+    "nonzero", "nll_loss"})
 
-#: the backend methods a capture records and replays: the protocol's and the
-#: capabilities', less the unrepeatable ones
-REPEATABLE = frozenset(
-    name for name in vars(Backend) if not name.startswith("_") and callable(
-        getattr(Backend, name))) | frozenset(
-    method for c in CAPABILITIES.values() for method in c.methods)
-REPEATABLE -= UNREPEATABLE
+#: questions about how the backend checks indices, not recorded: a run is captured where
+#: the answer is "the tensor layer checks" (None, False; its checks add guards, `guard`),
+#: not where the backend queues checks of its own, which a replay would not queue
+QUERIES = frozenset({"read_hooks", "queue_range_check"})
+
+
+@functools.cache
+def repeatable() -> frozenset[str]:
+    """The backend methods a capture records and replays: the protocol's and the
+    capabilities', less the unrepeatable ones and the queries."""
+    from .ops.capability import CAPABILITIES  # the ops layer imports this module
+
+    protocol = {name for name in vars(Backend) if not name.startswith("_")
+                and callable(getattr(Backend, name))}
+    methods = {m for c in CAPABILITIES.values() for m in c.methods}
+    return frozenset((protocol | methods) - UNREPEATABLE - QUERIES)
 
 # values written into the generated code as literals (repr gives them back exactly)
 _LITERALS = (int, str, bool, type(None))
@@ -106,6 +118,22 @@ class _Recorder:
                 raise _Refused("one handle is given as two inputs")
             self.define(handle)
         self.count = len(inputs)
+
+    def refuse(self, reason: str) -> None:
+        """Mark the run as one a replay cannot repeat (the first reason stays)."""
+        if self.refused is None:
+            self.refused = reason
+
+    def guard(self, holds: Callable[[Tensor], bool], t: Tensor) -> None:
+        """Add the line that checks ``holds`` of `t`'s replayed value (none where `t` is a
+        constant: the decision is the same every time)."""
+        reads: list[int] = []
+        value = self.expression(t._h, reads)
+        if reads:
+            shape, dtype, device = t.shape, t.dtype, t.device
+            check = self.constant(lambda h: holds(wrap(h, shape, dtype, device)),
+                                  f"guard{len(self.names)}")
+            self.lines.append((f"if not {check}({value}): raise Diverged", reads, []))
 
     def define(self, handle: Any) -> int:
         register = len(self.alive)
@@ -191,7 +219,7 @@ class _Recorder:
         params = ", ".join(f"r{r}" for r in range(self.count))
         source = (f"def replay({params}):\n" + "\n".join(body) +
                   f"\n    return ({''.join(r + ', ' for r in returned)})\n")
-        scope = dict(self.names)
+        scope = dict(self.names, Diverged=Diverged)
         exec(compile(source, "<pyburn capture>", "exec"), scope)  # noqa: S102 (our own code)
         return Capture(source, scope["replay"], [(t.shape, t.dtype) for t in results],
                        single, len(self.lines))
@@ -208,10 +236,46 @@ def refuse(reason: str) -> None:
     """Tell a capture in progress on this thread that the run did something a replay cannot
     repeat (`reason`), so that it is not captured; nothing otherwise. Code that computes on
     handles outside the backend's methods (a `pyburn.kernel` launch) calls it."""
+    recorder = _recorder()
+    if recorder is not None:
+        recorder.refuse(reason)
+
+
+def _recorder() -> _Recorder | None:
+    """The recorder of the capture running on this thread, or None."""
     recorder = _active
-    if recorder is not None and recorder.thread == threading.get_ident() and \
-            recorder.refused is None:
-        recorder.refused = reason
+    return recorder if recorder is not None and recorder.thread == threading.get_ident() \
+        else None
+
+
+class Diverged(Exception):
+    """Raised by a replay whose guard (`guard`) fails: the function runs plainly instead."""
+
+
+@contextmanager
+def aside() -> Iterator[None]:
+    """A block whose backend calls a capture in progress on this thread neither records
+    nor refuses (a check's reads, which a `guard` repeats); nothing otherwise."""
+    recorder = _recorder()
+    if recorder is None:
+        yield
+        return
+    recorder.depth += 1
+    try:
+        yield
+    finally:
+        recorder.depth -= 1
+
+
+def guard(holds: Callable[[Tensor], bool], t: Tensor) -> None:
+    """Where a capture is in progress on this thread and `t` is computed from the inputs:
+    make a replay first check ``holds(t)`` on the replayed value and run the function
+    plainly where it does not hold. A decision the caller took from `t`'s values (its reads
+    inside `aside`) stands in the capture only while the values would take it again: an
+    index check's bounds, say."""
+    recorder = _recorder()
+    if recorder is not None and recorder.refused is None:
+        recorder.guard(holds, t)
 
 
 def record(fn: Callable[..., Any], args: Sequence[Tensor]) -> tuple[Any, Capture | str]:
@@ -259,7 +323,7 @@ _MISSING = object()
 
 def _instrumented(backend: Backend) -> list[str]:
     """The backend's methods a recorder replaces: every public one it has."""
-    names = set(REPEATABLE | UNREPEATABLE)
+    names = set(repeatable() | UNREPEATABLE | QUERIES)
     names.update(n for n in dir(type(backend)) if not n.startswith("_"))
     return sorted(n for n in names if not isinstance(getattr(type(backend), n, None), property)
                   and callable(getattr(backend, n, None)))
@@ -269,13 +333,18 @@ def _recording(recorder: _Recorder, name: str, method: Callable[..., Any]
                ) -> Callable[..., Any]:
     """`method` recording its outermost calls on the recorder's thread (other threads' calls
     and a backend's calls of its own methods run as they are)."""
-    repeatable = name in REPEATABLE
+    query, replayed = name in QUERIES, name in repeatable()
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if recorder.depth or threading.get_ident() != recorder.thread:
             return method(*args, **kwargs)
-        if not repeatable and recorder.refused is None:
-            recorder.refused = f"it called the backend's {name}"
+        if query:
+            answer = method(*args, **kwargs)
+            if answer is not None and answer is not False:
+                recorder.refuse(f"the backend's {name} says it checks indices itself")
+            return answer
+        if not replayed:
+            recorder.refuse(f"it called the backend's {name}")
         recorder.depth += 1
         try:
             out = method(*args, **kwargs)
@@ -285,7 +354,7 @@ def _recording(recorder: _Recorder, name: str, method: Callable[..., Any]
             try:
                 recorder.record(name, method, args, kwargs, out)
             except _Refused as why:
-                recorder.refused = str(why)
+                recorder.refuse(str(why))
         return out
 
     return call
@@ -362,7 +431,10 @@ class Captured:
         if capture is not None:
             if len(state) == len(entry.state) and all(
                     map(is_, map(_handle_of, state), entry.state)):
-                handles = capture.replay(*[t._h for t in args])
+                try:
+                    handles = capture.replay(*[t._h for t in args])
+                except Diverged:  # values that decide otherwise: run it as it is
+                    return self.fn(*args)
                 out = [wrap(h, shape, dtype, device)
                        for h, (shape, dtype) in zip(handles, capture.outputs)]
                 return out[0] if capture.single else tuple(out)

@@ -134,6 +134,29 @@ def test_runs_a_replay_cannot_repeat_are_not_captured(device, fn, why):
         assert not np.allclose(seen[2] - _input(device, 2)[0], seen[3] - _input(device, 3)[0])
 
 
+def test_index_checks_guard_the_replay(device):
+    """An index check's decisions (in range; negative entries wrapped or none) hold in a
+    replay only while its guard sees the same: an index out of range still raises, one with
+    negative entries still wraps, on a replay's inputs."""
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    x = pyburn.from_numpy(table, device=device)
+    captured = Captured(lambda index: pyburn.index_select(x, 0, index) * 2.0, lambda: (x,))
+
+    def call(rows: list[int]) -> np.ndarray:
+        return captured(pyburn.tensor(rows, dtype=pyburn.int32, device=device)).numpy()
+
+    for rows in ([0, 5, 2], [1, 1, 3], [4, 0, 0], [-1, 2, 3], [5, 4, 3]):
+        np.testing.assert_array_equal(call(rows), table[rows] * 2)
+    with pytest.raises(pyburn.IndexOutOfRange):
+        call([0, 6, 1])
+    np.testing.assert_array_equal(call([2, 2, 2]), table[[2, 2, 2]] * 2)
+    (entry,) = captured.entries.values()
+    if device.backend.read_hooks() is None and not device.address:  # the tensor layer checks
+        assert entry.capture is not None and "raise Diverged" in entry.capture.source
+    else:  # the backend queues its own checks, which a replay would not
+        assert "checks indices itself" in entry.refused
+
+
 def test_gradients_are_recorded_not_captured(device):
     net = Net(device.autodiff())
     net.w.requires_grad_(True)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .. import buffer
+from .. import buffer, capture
 from .._tensor import Tensor
 from ..backends.base import Backend, ReadHook
 from ..dtypes import bool_, int32
@@ -39,16 +39,33 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
                                  what, call_site):
         wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     elif hooks is None:  # reading the bounds returns at once
-        low, high = index.amin().item(), index.amax().item()
+        with capture.aside():  # a captured run repeats the check (the guard below)
+            low, high = index.amin().item(), index.amax().item()
         if low < floor or high >= size:
             raise IndexOutOfRange.at(what, low if low < floor else high, size)
         wrap_negatives = low < 0
+        capture.guard(_InRange(floor, size, wrap_negatives), index)
     else:
         _GpuChecks.of(backend, hooks).add(index, floor, size, what)
         wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
     return index
+
+
+@dataclass(frozen=True)
+class _InRange:
+    """The guard of a captured index check (`pyburn.capture.guard`): the replayed index lies
+    in ``[floor, size)`` and has negative entries exactly when the captured one had, so the
+    captured run neither raises nor wraps differently."""
+
+    floor: int
+    size: int
+    negatives: bool
+
+    def __call__(self, index: Tensor) -> bool:
+        low, high = index.amin().item(), index.amax().item()
+        return self.floor <= low and high < self.size and (low < 0) == self.negatives
 
 
 @dataclass(frozen=True)
