@@ -28,7 +28,6 @@ and buffers) keep the handles they had. ``$PYBURN_CAPTURE=0`` switches capturing
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import threading
@@ -61,16 +60,17 @@ UNREPEATABLE = frozenset({
 QUERIES = frozenset({"read_hooks", "queue_range_check"})
 
 
-@functools.cache
-def repeatable() -> frozenset[str]:
-    """The backend methods a capture records and replays: the protocol's and the
-    capabilities', less the unrepeatable ones and the queries."""
-    from .ops.capability import CAPABILITIES  # the ops layer imports this module
+#: the backend methods a capture records and replays: the protocol's, and those the
+#: optional capabilities add (`replayable`), less the unrepeatable ones and the queries
+REPLAYED: set[str] = {name for name in vars(Backend) if not name.startswith("_")
+                      and callable(getattr(Backend, name))} - UNREPEATABLE - QUERIES
 
-    protocol = {name for name in vars(Backend) if not name.startswith("_")
-                and callable(getattr(Backend, name))}
-    methods = {m for c in CAPABILITIES.values() for m in c.methods}
-    return frozenset((protocol | methods) - UNREPEATABLE - QUERIES)
+
+def replayable(methods: Iterable[str]) -> None:
+    """Let captures record and replay these backend methods beyond the protocol's:
+    `pyburn.ops.capability` names each capability's when it is imported, before any of them
+    can be called."""
+    REPLAYED.update(set(methods) - UNREPEATABLE - QUERIES)
 
 # values written into the generated code as literals (repr gives them back exactly)
 _LITERALS = (int, str, bool, type(None))
@@ -323,7 +323,7 @@ _MISSING = object()
 
 def _instrumented(backend: Backend) -> list[str]:
     """The backend's methods a recorder replaces: every public one it has."""
-    names = set(repeatable() | UNREPEATABLE | QUERIES)
+    names = REPLAYED | UNREPEATABLE | QUERIES
     names.update(n for n in dir(type(backend)) if not n.startswith("_"))
     return sorted(n for n in names if not isinstance(getattr(type(backend), n, None), property)
                   and callable(getattr(backend, n, None)))
@@ -333,7 +333,7 @@ def _recording(recorder: _Recorder, name: str, method: Callable[..., Any]
                ) -> Callable[..., Any]:
     """`method` recording its outermost calls on the recorder's thread (other threads' calls
     and a backend's calls of its own methods run as they are)."""
-    query, replayed = name in QUERIES, name in repeatable()
+    query, replayed = name in QUERIES, name in REPLAYED
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if recorder.depth or threading.get_ident() != recorder.thread:

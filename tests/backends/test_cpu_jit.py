@@ -1,5 +1,6 @@
 """The cpu backend's compiled depthwise convolution (pyburn.backends.cpu.jit, numba) against
-float64 PyTorch, and the cpu backend's `conv` with the kernels on and off ($PYBURN_CPU_JIT).
+float64 PyTorch, and the cpu backend's `conv` with the kernels on and off (`jit.enabled`
+replaced; $PYBURN_CPU_JIT, which it reads once, in a process of its own).
 
 The cases are few on purpose: numba compiles each geometry (kernel, stride, dilation) and
 dtype once, about a second each on a first run, and loads it from its disk cache after."""
@@ -61,8 +62,8 @@ def test_depthwise_conv_matches_torch_with_the_kernels_on_and_off(
     want = _reference(x, w, bias, stride, padding, dilation, g)
     before, groups = [b for b, _ in padding], shape[1]
     tol = 1e-5 if dtype == "float32" else 1e-12
-    for switch, compiled in (("1", True), ("off", False)):
-        monkeypatch.setenv(jit.ENV, switch)
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
         assert jit.grouped_applies(x, w, groups, bias) is compiled
         assert jit.depthwise_weight_applies(x, g, groups) is compiled
         assert jit.depthwise_transpose_applies(g, w, groups) is (compiled and multiplier == 1)
@@ -101,8 +102,8 @@ def test_few_channels_per_group_match_torch_with_the_kernels_on_and_off(
         torch.from_numpy(w).double(), None if bias is None else torch.from_numpy(bias).double(),
         stride, 0, dilation, groups).numpy()
     tol = 1e-5 if dtype == "float32" else 1e-12
-    for switch, compiled in (("1", True), ("0", False)):
-        monkeypatch.setenv(jit.ENV, switch)
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
         assert jit.grouped_applies(x, w, groups, bias) is compiled
         assert not jit.grouped_applies(x[:, :, :8, :8], w, groups, bias)  # a small input
         for xs in (x, _strided(x)):
@@ -116,12 +117,12 @@ def _strided(a):
     return np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)
 
 
-@pytest.mark.parametrize("prelude", ["os.environ['PYBURN_CPU_JIT'] = '0'",
+@pytest.mark.parametrize("prelude", ["os.environ['PYBURN_CPU_JIT'] = 'off'",
                                      "sys.modules['numba'] = None"],
                          ids=["switched off", "numba missing"])
 def test_numba_stays_unloaded_without_a_compiled_kernel(prelude):
     """numba loads only with the first compiled kernel: not with ``import pyburn``, not on
-    flex, not while $PYBURN_CPU_JIT is 0; and without numba (an import that fails) the cpu
+    flex, not while $PYBURN_CPU_JIT says off; and without numba (an import that fails) the cpu
     device computes a depthwise convolution in numpy."""
     code = ("import os, sys\n" + prelude + "\n"
             "import pyburn, pyburn.nn.functional as F\n"
@@ -147,8 +148,8 @@ def test_erf_compiled_equals_numpy(monkeypatch, dtype):
                         [np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0, -2.0, 6.0, -6.0]])
     x = x.astype(dtype)
     results = []
-    for switch in ("1", "0"):
-        monkeypatch.setenv(jit.ENV, switch)
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
         results.append(extra_math.erf(x))
     np.testing.assert_array_equal(results[0], results[1])
     assert np.array_equal(np.signbit(results[0]), np.signbit(results[1]))

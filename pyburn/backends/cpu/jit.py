@@ -68,18 +68,18 @@ def _numba_imports() -> bool:
 
 def enabled() -> bool:
     """Whether the compiled kernels run: numba imports and ``$PYBURN_CPU_JIT`` is not "0"
-    (or "false", "off", "no", as ``$PYBURN_FUSION``). Read on every call, so that a test
-    can switch it (each value's answer is remembered: a convolution asks twice)."""
-    switch = os.environ.get(ENV, "1")
-    found = _ANSWERS.get(switch)
-    if found is None:
-        found = _ANSWERS[switch] = (switch.strip().lower() not in ("0", "false", "off", "no")
-                                    and _numba_imports())
-    return found
+    (or "false", "off", "no", as ``$PYBURN_FUSION``). Read once, on the first call: the
+    convolutions and activations ask on every call, and a read of the environment costs
+    them about 0.8 µs each time (a test switches the kernels by replacing this function)."""
+    global _state
+    if _state is None:
+        switch = os.environ.get(ENV, "1")
+        _state = switch.strip().lower() not in ("0", "false", "off", "no") and _numba_imports()
+    return _state
 
 
-#: `enabled`'s answer for each value of $PYBURN_CPU_JIT seen
-_ANSWERS: dict[str, bool] = {}
+#: `enabled`'s answer once read
+_state: bool | None = None
 
 
 def depthwise_weight_applies(x: np.ndarray, g: np.ndarray, groups: int) -> bool:

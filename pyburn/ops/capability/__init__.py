@@ -18,6 +18,7 @@ callers; `offered` is the one place that decides between a capability and the co
 
 from __future__ import annotations
 
+from ... import capture
 from ...tape import Rule
 from .activation import ACTIVATION, activation
 from .affine import LINEAR, linear
@@ -42,6 +43,8 @@ from .rows import (
 CAPABILITIES: dict[str, Capability] = {c.name: c for c in (
     CONV, CONV_BIAS, CONV_ACTIVATION, MAX_POOL, AVG_POOL, SOFTMAX, LAYER_NORM, BATCH_NORM,
     BATCH_NORM_EVAL, LINEAR, NLL_LOSS, ADAM, QUANT_MATMUL, ACTIVATION)}
+# a captured run (pyburn.capture) replays the capabilities' methods as the protocol's
+capture.replayable(method for c in CAPABILITIES.values() for method in c.methods)
 #: the backward rule of every op the capabilities record
 RULES: dict[str, Rule] = {op: rule for c in CAPABILITIES.values() for op, rule in c.rules.items()}
 #: the capability each recorded op belongs to

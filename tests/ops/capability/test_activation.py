@@ -10,6 +10,7 @@ import torch
 import pyburn
 import pyburn.nn.functional as F
 from pyburn.backends.cpu import activations as cpu_activations
+from pyburn.backends.cpu import jit as cpu_jit
 from pyburn.onnx.ops import activation as onnx_activation
 
 NAMES = ("sigmoid", "silu", "hardsigmoid", "hardswish")
@@ -30,7 +31,7 @@ def _values(count: int = 64) -> np.ndarray:
 @pytest.fixture(params=["jit", "numpy"])
 def jit(request, monkeypatch) -> str:
     """numba's loops, then numpy's ufuncs ($PYBURN_CPU_JIT=0)."""
-    monkeypatch.setenv("PYBURN_CPU_JIT", "1" if request.param == "jit" else "0")
+    monkeypatch.setattr(cpu_jit, "enabled", lambda: request.param == "jit")
     return request.param
 
 
@@ -58,8 +59,8 @@ def test_jit_and_numpy_agree_and_read_views(monkeypatch):
     x = (_values(4000).astype(np.float32)[:3996]).reshape(18, 222)
     view = pyburn.from_numpy(x, device="cpu").T[::2]
     results = {}
-    for switch in ("1", "0"):
-        monkeypatch.setenv("PYBURN_CPU_JIT", switch)
+    for switch in ("1", "0"):  # as $PYBURN_CPU_JIT would say at a process's start
+        monkeypatch.setattr(cpu_jit, "enabled", lambda on=switch == "1": on)
         for name in NAMES:
             got = getattr(F, name)(view).numpy()
             np.testing.assert_array_equal(got, getattr(F, name)(view.contiguous()).numpy())

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import pyburn
+from pyburn.backends.cpu import jit as cpu_jit
 from pyburn.ops import capability
 
 from .test_activation import SPECIAL, TORCH
@@ -30,7 +31,7 @@ GEOMETRIES = [((1, 6, 9, 9), (6, 1, 3, 3), (2, 2), ((1, 1), (1, 1)), 6),
 @pytest.fixture(params=["jit", "numpy"])
 def jit(request, monkeypatch) -> str:
     """numba's loops, then numpy's ($PYBURN_CPU_JIT=0)."""
-    monkeypatch.setenv("PYBURN_CPU_JIT", "1" if request.param == "jit" else "0")
+    monkeypatch.setattr(cpu_jit, "enabled", lambda: request.param == "jit")
     return request.param
 
 

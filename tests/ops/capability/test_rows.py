@@ -11,6 +11,7 @@ import torch
 import pyburn
 import pyburn.nn.functional as F
 from pyburn.backends.cpu import fused
+from pyburn.backends.cpu import jit as cpu_jit
 from pyburn.backends.cpu.backend import CpuBackend
 from pyburn.onnx.ops import normalization as onnx_normalization
 
@@ -22,7 +23,7 @@ SHAPES = [(4, 3), (2, 3, 5), (2, 3, 9, 7), (1, 3, 2, 3, 4)]
 @pytest.fixture(params=["jit", "numpy"])
 def jit(request, monkeypatch) -> str:
     """numba's loop, then numpy's passes ($PYBURN_CPU_JIT=0)."""
-    monkeypatch.setenv("PYBURN_CPU_JIT", "1" if request.param == "jit" else "0")
+    monkeypatch.setattr(cpu_jit, "enabled", lambda: request.param == "jit")
     return request.param
 
 
@@ -82,8 +83,8 @@ def test_the_composites_numbers_bit_for_bit(jit, monkeypatch, dtype, affine):
 def test_jit_and_numpy_agree(monkeypatch):
     arrays = [a.astype(np.float32) for a in _inputs((2, 5, 8, 8), seed=3)]
     results = []
-    for switch in ("1", "0"):
-        monkeypatch.setenv("PYBURN_CPU_JIT", switch)
+    for switch in ("1", "0"):  # as $PYBURN_CPU_JIT would say at a process's start
+        monkeypatch.setattr(cpu_jit, "enabled", lambda on=switch == "1": on)
         results.append(_eval(*(pyburn.from_numpy(a, device="cpu") for a in arrays),
                              True).numpy())
     np.testing.assert_array_equal(*results)
