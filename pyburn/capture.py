@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -387,7 +388,8 @@ class Captured:
     only while each of them holds the handle it had then. `key` gives whatever else decides
     what the function does (a module's training flag), compared as part of the signature.
     Calls that record gradients, run under an ONNX export's trace or pass anything but
-    tensors of one device run `fn` as it is.
+    tensors of one device run `fn` as it is. The `limit` signatures used last are kept (a
+    text model called with every sequence length would otherwise keep a capture of each).
 
     >>> import pyburn
     >>> w = pyburn.ones(3, 2, device="flex")
@@ -406,11 +408,13 @@ class Captured:
 
     def __init__(self, fn: Callable[..., Any],
                  state: Callable[[], Iterable[Tensor]] = tuple,
-                 key: Callable[[], Any] = _no_key) -> None:
+                 key: Callable[[], Any] = _no_key, limit: int = 16) -> None:
         self.fn = fn
         self.state = state
         self.key = key
-        self.entries: dict[Any, _Entry] = {}
+        self.limit = limit
+        #: what is known of each signature, the one used last at the end
+        self.entries: OrderedDict[Any, _Entry] = OrderedDict()
 
     def __call__(self, *args: Any) -> Any:
         if not args or not all(isinstance(t, Tensor) for t in args) or not enabled() \
@@ -427,6 +431,10 @@ class Captured:
         entry = self.entries.get(signature)
         if entry is None:
             entry = self.entries[signature] = _Entry()
+            if len(self.entries) > self.limit:
+                self.entries.popitem(last=False)
+        else:
+            self.entries.move_to_end(signature)
         capture = entry.capture
         if capture is not None:
             if len(state) == len(entry.state) and all(
@@ -452,10 +460,10 @@ class Captured:
     def __getstate__(self) -> dict[str, Any]:
         """Pickled and copied without the captures (their code is made at run time, and
         their handles are the original's)."""
-        return {"fn": self.fn, "state": self.state, "key": self.key}
+        return {"fn": self.fn, "state": self.state, "key": self.key, "limit": self.limit}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, entries={})
+        self.__dict__.update(state, entries=OrderedDict())
 
     def reasons(self) -> dict[Any, str]:
         """Why each refused signature is not captured."""

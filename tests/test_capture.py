@@ -77,6 +77,16 @@ def test_each_signature_is_captured_apart(device):
     assert net.runs == 4 and len(captured.entries) == 2
 
 
+def test_the_signatures_used_last_are_kept():
+    net = Net(pyburn.device("flex"))
+    captured = Captured(net, net.state, limit=3)
+    for rows in (1, 2, 3, 4, 1, 1, 4, 4, 5):
+        x, xt = _input(net.device, rows, rows=rows)
+        _check(captured(xt), net.reference(x), net.device)
+    assert [sig[0][0][0][0] for sig in captured.entries] == [1, 4, 5]
+    assert [e.capture is not None for e in captured.entries.values()] == [True, True, False]
+
+
 def test_new_weights_are_used_and_captured_again(device):
     net = Net(device)
     captured = Captured(net, net.state)
@@ -189,6 +199,6 @@ def test_copies_and_pickles_leave_the_captures_behind():
     for seed in range(3):
         captured(_input(net.device, seed)[1])
     for twin in (copy.deepcopy(captured), pickle.loads(pickle.dumps(captured))):
-        assert twin.entries == {}
+        assert not twin.entries
         x, xt = _input(net.device, 5)
         _check(twin(xt), twin.fn.reference(x), net.device)
