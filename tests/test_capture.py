@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -165,6 +166,32 @@ def test_index_checks_guard_the_replay(device):
         assert entry.capture is not None and "raise Diverged" in entry.capture.source
     else:  # the backend queues its own checks, which a replay would not
         assert "checks indices itself" in entry.refused
+
+
+def test_other_threads_run_beside_a_capture():
+    """While one thread records, another thread's ops on the same backend (a read back
+    included) run as they are and stay out of the record."""
+    dev = pyburn.device("cpu")
+    y = pyburn.ones(4, device=dev)
+    seen = []
+
+    def beside() -> None:
+        seen.append((y * 3.0).numpy())
+
+    def fn(x: pyburn.Tensor) -> pyburn.Tensor:
+        doubled = x * 2.0
+        thread = threading.Thread(target=beside)
+        thread.start()
+        thread.join()
+        return doubled + 1.0
+
+    captured = Captured(fn)
+    for seed in range(3):
+        x, xt = _input(dev, seed)
+        np.testing.assert_array_equal(captured(xt).numpy(), x * 2 + 1)
+    (entry,) = captured.entries.values()
+    assert entry.capture is not None and entry.capture.calls == 2, entry.refused
+    assert len(seen) == 2 and all((s == 3).all() for s in seen)
 
 
 def test_gradients_are_recorded_not_captured(device):
