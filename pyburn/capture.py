@@ -14,11 +14,13 @@ generated function of plain backend calls (`Capture.source`).
 A record is refused (the function then simply runs) where a replay could not repeat the
 run: it read a value back (``tolist()``, ``nonzero``), drew random numbers, launched a
 `pyburn.kernel` kernel (which computes outside the backend's methods), met a backend that
-queues index checks of its own, called a backend method that is not part of the protocol,
+queues index checks of its own (a remote server), called a backend method that is not part
+of the protocol,
 or returned something other than tensors. A decision taken from values may stand behind a
 `guard`, which the replay checks first (an index check's bounds: `aside` reads them without
-recording). What a run computes from anything else (Python values, a clock) is replayed as
-the values it had when captured, as in any trace.
+recording); a change the run makes outside the backend is an `effect`, made again by each
+replay (a GPU's pending index checks). What a run computes from anything else (Python
+values, a clock) is replayed as the values it had when captured, as in any trace.
 
 `Captured` wraps a function: each new signature runs plainly once (so that what the
 function keeps between calls, a model's folded weights, is made), is captured on its second
@@ -55,9 +57,10 @@ UNREPEATABLE = frozenset({
     "to_bytes", "to_bytes_async", "host_array", "footprint", "memory_in_use", "random_bits",
     "nonzero", "nll_loss"})
 
-#: questions about how the backend checks indices, not recorded: a run is captured where
-#: the answer is "the tensor layer checks" (None, False; its checks add guards, `guard`),
-#: not where the backend queues checks of its own, which a replay would not queue
+#: questions about how the backend checks indices, not recorded: where the tensor layer
+#: checks (read_hooks None: its checks add guards, `guard`) or the GPU does (a list of
+#: hooks: its checks add `effect`s), a run is captured; not where the backend queues the
+#: checks itself (queue_range_check True: a remote server's), which a replay would not ask
 QUERIES = frozenset({"read_hooks", "queue_range_check"})
 
 
@@ -135,6 +138,13 @@ class _Recorder:
             check = self.constant(lambda h: holds(wrap(h, shape, dtype, device)),
                                   f"guard{len(self.names)}")
             self.lines.append((f"if not {check}({value}): raise Diverged", reads, []))
+
+    def effect(self, change: Callable[..., None], handles: Sequence[Any]) -> None:
+        """Add the line that calls `change` with the replayed `handles`."""
+        reads: list[int] = []
+        values = [self.expression(h, reads) for h in handles]
+        name = self.constant(change, f"effect{len(self.names)}")
+        self.lines.append((f"{name}({', '.join(values)})", reads, []))
 
     def define(self, handle: Any) -> int:
         register = len(self.alive)
@@ -268,6 +278,21 @@ def aside() -> Iterator[None]:
         recorder.depth -= 1
 
 
+def effect(change: Callable[..., None], *handles: Any) -> None:
+    """Call ``change(*handles)`` (backend handles) now and, where a capture is in progress on
+    this thread, on every replay with the replayed handles: a change the run makes outside
+    the backend that each run must make again (a GPU's pending index checks take in each
+    run's verdict). Its own backend calls are not recorded."""
+    recorder = _recorder()
+    if recorder is None:
+        change(*handles)
+        return
+    with aside():
+        change(*handles)
+    if recorder.refused is None:
+        recorder.effect(change, handles)
+
+
 def guard(holds: Callable[[Tensor], bool], t: Tensor) -> None:
     """Where a capture is in progress on this thread and `t` is computed from the inputs:
     make a replay first check ``holds(t)`` on the replayed value and run the function
@@ -341,7 +366,7 @@ def _recording(recorder: _Recorder, name: str, method: Callable[..., Any]
             return method(*args, **kwargs)
         if query:
             answer = method(*args, **kwargs)
-            if answer is not None and answer is not False:
+            if name == "queue_range_check" and answer:
                 recorder.refuse(f"the backend's {name} says it checks indices itself")
             return answer
         if not replayed:

@@ -147,8 +147,9 @@ def test_runs_a_replay_cannot_repeat_are_not_captured(device, fn, why):
 
 def test_index_checks_guard_the_replay(device):
     """An index check's decisions (in range; negative entries wrapped or none) hold in a
-    replay only while its guard sees the same: an index out of range still raises, one with
-    negative entries still wraps, on a replay's inputs."""
+    replay only while its guard sees the same, and a GPU's check is queued again by each
+    replay: an index out of range still raises, one with negative entries still wraps, on a
+    replay's inputs."""
     table = np.arange(12, dtype=np.float32).reshape(6, 2)
     x = pyburn.from_numpy(table, device=device)
     captured = Captured(lambda index: pyburn.index_select(x, 0, index) * 2.0, lambda: (x,))
@@ -162,10 +163,11 @@ def test_index_checks_guard_the_replay(device):
         call([0, 6, 1])
     np.testing.assert_array_equal(call([2, 2, 2]), table[[2, 2, 2]] * 2)
     (entry,) = captured.entries.values()
-    if device.backend.read_hooks() is None and not device.address:  # the tensor layer checks
-        assert entry.capture is not None and "raise Diverged" in entry.capture.source
-    else:  # the backend queues its own checks, which a replay would not
-        assert "checks indices itself" in entry.refused
+    assert entry.capture is not None, entry.refused
+    if device.backend.read_hooks() is None:  # the tensor layer checks: a guard
+        assert "raise Diverged" in entry.capture.source
+    else:  # the GPU checks: each replay's verdict joins the pending ones, read with the result
+        assert "effect" in entry.capture.source
 
 
 def test_other_threads_run_beside_a_capture():

@@ -140,13 +140,20 @@ class _GpuChecks:
                      for op in ("min", "max"))
         below = be.binary("lt", low, one(floor), bool_)
         failed = be.binary("logical_or", below, be.binary("ge", high, one(size), bool_), bool_)
-        verdict = (be.where(failed, one(self.numbers[check]), one(-1)), be.where(below, low, high))
+        # a captured run (pyburn.capture) takes in each replay's verdict the same way
+        capture.effect(self._take_in, be.where(failed, one(self.numbers[check]), one(-1)),
+                       be.where(below, low, high))
+
+    def _take_in(self, number: Any, bad: Any) -> None:
+        """Chain the verdict of one check (the check's number or -1, and its bad index)
+        onto the pending one."""
+        verdict = (number, bad)
         self.state = verdict if self.state is None else self._first(self.state, verdict)
         # Each verdict is chained onto the previous one: left pending on a backend that
         # defers work (fusion), the chain would grow until the next read, with a new
         # kernel to compile at each size. Computing it now queues it without waiting.
         for h in self.state:
-            be.ready(h)
+            self.backend.ready(h)
 
     def _one(self, value: int) -> Any:
         return self.backend.full((1,), value, int32)

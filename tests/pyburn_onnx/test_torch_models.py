@@ -108,9 +108,10 @@ def _tensor(x):
 
 
 #: the models `pyburn.capture` refuses (a word of the reason), the others it captures: on
-#: wgpu the transformer's Gather queues its token ids' range check on the GPU, which a
-#: replay would not queue, and the recurrent model reads a value back
-REFUSED = {("transformer", "wgpu"): "read_hooks", ("recurrent", "wgpu"): "to_bytes"}
+#: wgpu two read a value back, the recurrent model and the transformer (its token ids are
+#: int32 there, not the declared int64, so the general program runs, whose Reshape reads
+#: the shape it computed)
+REFUSED = {("recurrent", "wgpu"): "to_bytes", ("transformer", "wgpu"): "to_bytes"}
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
