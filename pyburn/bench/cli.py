@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cli_args import positive_int
 from ..store.atomic import atomic_write
 from . import board, catalogue, compare, history, record, select
 from .record import Run
@@ -61,13 +62,6 @@ def with_action(argv: Sequence[str]) -> list[str]:
     return ["bench", "run", *argv[1:]]
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def _non_negative(kind: type) -> Any:
     def parse(text: str) -> Any:
         value = kind(text)
@@ -111,7 +105,7 @@ def _add_run(actions: Any) -> None:
                         "small (a smoke test: targets are not judged)")
     parser.add_argument("--quick", dest="size", action="store_const", const="small",
                         help="the same as --size small")
-    parser.add_argument("--repeat", type=_positive, default=defaults.repeat,
+    parser.add_argument("--repeat", type=positive_int, default=defaults.repeat,
                         help=f"timed runs per candidate (default {defaults.repeat})")
     parser.add_argument("--warmup", type=_non_negative(int), default=defaults.warmup,
                         help=f"untimed calls first (default {defaults.warmup})")

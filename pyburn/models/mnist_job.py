@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import nn, store
+from ..cli_args import positive_int
 from ..data import DataLoader, PartialDataset
 from ..data.datasets import MNIST
 from ..devices import device as as_device
@@ -121,8 +122,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--device", default=None,
                         help="where to train (cpu, flex, wgpu, ...; default: the default "
                         "device, see `pyburn info`)")
-    parser.add_argument("--epochs", type=_positive_int, default=2, help="default 2")
-    parser.add_argument("--batch-size", type=_positive_int, default=64, help="default 64")
+    parser.add_argument("--epochs", type=positive_int, default=2, help="default 2")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="default 64")
     parser.add_argument("--lr", type=float, default=3e-3,
                         help="the one-cycle schedule's peak learning rate (default 3e-3)")
     parser.add_argument("--seed", type=int, default=0, help="weights and shuffling (default 0)")
@@ -133,7 +134,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true",
                         help="go on from the newest checkpoint in --run-dir (give the same "
                         "options: the one-cycle schedule is planned for the whole run)")
-    parser.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--limit", type=positive_int, default=None, metavar="N",
                         help="use only the first N training and test images (a quick check)")
     parser.add_argument("--tui", action="store_true",
                         help="show the training dashboard in the terminal: curves, progress, "
@@ -141,13 +142,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "'pyburn[tui]'; plain lines where stdout is not a terminal)")
     parser.set_defaults(run=_main)
     return parser
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _epochs(count: int) -> str:

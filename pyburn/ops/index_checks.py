@@ -40,7 +40,7 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
         wrap_negatives = allow_negative and index.dtype.kind == "i"  # signed
     elif hooks is None:  # reading the bounds returns at once
         with capture.aside():  # a captured run repeats the check (the guard below)
-            low, high = index.amin().item(), index.amax().item()
+            low, high = _bounds(index)
         if low < floor or high >= size:
             raise IndexOutOfRange.at(what, low if low < floor else high, size)
         wrap_negatives = low < 0
@@ -51,6 +51,11 @@ def checked_index(index: Tensor, size: int, what: str, allow_negative: bool = Tr
     if wrap_negatives:
         return where(binary("lt", index, 0), binary("add", index, size), index)
     return index
+
+
+def _bounds(index: Tensor) -> tuple[int, int]:
+    """The smallest and the largest entry of `index` (read back)."""
+    return index.amin().item(), index.amax().item()
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,7 @@ class _InRange:
     negatives: bool
 
     def __call__(self, index: Tensor) -> bool:
-        low, high = index.amin().item(), index.amax().item()
+        low, high = _bounds(index)
         return self.floor <= low and high < self.size and (low < 0) == self.negatives
 
 
