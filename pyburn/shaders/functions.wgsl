@@ -331,15 +331,37 @@ fn pb_floordiv_f32(a: f32, b: f32) -> f32 {
     return select(down, down + 1.0, q - down > 0.5);
 }
 
+// i32 division through unsigned magnitudes: wgpu on Mesa 22.3's OpenGL llvmpipe (what it
+// takes where no Vulkan driver is installed) divided negative i32 as if unsigned (-14 % 7
+// gave 4, floor(-14 / 7) -3); lavapipe divides right, and u32 division is right on both
+fn pb_magnitude_i32(a: i32) -> u32 {
+    return select(u32(a), 0u - u32(a), a < 0);
+}
+
+// a / b rounded toward zero, as WGSL's i32 division (b != 0)
+fn pb_truncdiv_i32(a: i32, b: i32) -> i32 {
+    let q = i32(pb_magnitude_i32(a) / pb_magnitude_i32(b));
+    return select(q, -q, (a < 0) != (b < 0));
+}
+
+// a - b * pb_truncdiv_i32(a, b), with a's sign, as WGSL's i32 % (b != 0)
+fn pb_truncrem_i32(a: i32, b: i32) -> i32 {
+    let r = i32(pb_magnitude_i32(a) % pb_magnitude_i32(b));
+    return select(r, -r, a < 0);
+}
+
 fn pb_fmod_i32(a: i32, b: i32) -> i32 {
-    return select(a % b, 0, b == 0);
+    if (b == 0) {
+        return 0;
+    }
+    return pb_truncrem_i32(a, b);
 }
 
 fn pb_remainder_i32(a: i32, b: i32) -> i32 {
     if (b == 0) {
         return 0;
     }
-    let r = a % b;
+    let r = pb_truncrem_i32(a, b);
     return select(r, r + b, r != 0 && (r < 0) != (b < 0));
 }
 
@@ -347,8 +369,8 @@ fn pb_floordiv_i32(a: i32, b: i32) -> i32 {
     if (b == 0) {
         return 0;
     }
-    let q = a / b;
-    return select(q, q - 1, a % b != 0 && (a < 0) != (b < 0));
+    let q = pb_truncdiv_i32(a, b);
+    return select(q, q - 1, pb_truncrem_i32(a, b) != 0 && (a < 0) != (b < 0));
 }
 
 fn pb_fmod_u32(a: u32, b: u32) -> u32 {

@@ -153,3 +153,81 @@ def test_erf_compiled_equals_numpy(monkeypatch, dtype):
         results.append(extra_math.erf(x))
     np.testing.assert_array_equal(results[0], results[1])
     assert np.array_equal(np.signbit(results[0]), np.signbit(results[1]))
+
+
+def _channels_last(a):
+    """`a` (N, C, H, W) stored (N, H, W, C)."""
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+#: (N, C, H, W), kernel, stride, padding, dilation, dtype, stored channels last, activation:
+#: depthwise convolutions `jit.depthwise_last` takes (stored channels last, or with many
+#: channels and few outputs: `jit.LAST_CHANNELS`)
+LAST = [
+    ((2, 3, 9, 8), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), "float32", True, None),
+    ((1, 64, 14, 13), (5, 5), (2, 2), ((2, 2), (2, 2)), (1, 1), "float32", False,
+     ("hardswish",)),
+    ((2, 72, 7, 6), (3, 2), (1, 2), ((1, 0), (2, 1)), (2, 1), "float64", True, ("clip", 0.0, 6.0)),
+    ((1, 3, 2, 3), (5, 5), (2, 2), ((2, 2), (2, 2)), (1, 1), "float32", True, ("sigmoid",)),
+]
+_TORCH_ACTIVATIONS = {None: lambda t: t, "hardswish": torch.nn.functional.hardswish,
+                      "clip": lambda t: t.clamp(0.0, 6.0), "sigmoid": torch.sigmoid}
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, dilation, dtype, last, activation",
+                         LAST)
+def test_channels_last_depthwise_and_pointwise_match_torch(
+        monkeypatch, shape, kernel, stride, padding, dilation, dtype, last, activation):
+    """A depthwise convolution computed channels last (`jit.depthwise_last`, the taps in the
+    padding left out), its activation written over its output in place, and the 1x1
+    convolution that reads that output as it lies equal float64 PyTorch, with the kernels
+    on and off; the depthwise output is stored channels last where the kernel ran."""
+    rng = np.random.default_rng(shape[1])
+    x = rng.normal(size=shape).astype(dtype)
+    w = rng.normal(size=(shape[1], 1) + kernel).astype(dtype)
+    bias = rng.normal(size=shape[1]).astype(dtype)
+    project = rng.normal(size=(5, shape[1], 1, 1)).astype(dtype)
+    (top, bottom), (left, right) = padding
+    act = _TORCH_ACTIVATIONS[activation and activation[0]]
+    y = act(torch.nn.functional.conv2d(
+        torch.nn.functional.pad(torch.from_numpy(x).double(), (left, right, top, bottom)),
+        torch.from_numpy(w).double(), torch.from_numpy(bias).double(), stride, 0, dilation,
+        shape[1]))
+    want = [y.numpy(), torch.nn.functional.conv2d(y, torch.from_numpy(project).double()).numpy()]
+    xs = _channels_last(x) if last else x
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
+        assert jit.depthwise_last_applies(xs, w, stride, shape[1], bias) is compiled
+        got = conv.conv(xs, w, stride, padding, dilation, shape[1], bias, activation)
+        assert jit.channels_last(got) is (compiled and got[0, 0].size > 1)
+        got = [got, conv.conv(got, project, (1, 1), ((0, 0), (0, 0)), (1, 1), 1)]
+        for value, reference in zip(got, want):
+            assert value.dtype == dtype and value.shape == reference.shape
+            np.testing.assert_allclose(value, reference, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("spec", [None, ("clip", -0.5, 0.5), ("hardsigmoid",), ("hardswish",),
+                                  ("sigmoid",), ("silu",)])
+def test_activations_in_place_keep_channels_last_storage(monkeypatch, spec):
+    """`activations.apply_in_place` (with and without a per-channel shift) and
+    `activations.activation` give an array stored channels last the numbers they give its
+    contiguous copy, bit for bit, in that storage, compiled or not; NaN and infinities
+    included."""
+    from pyburn.backends.cpu import activations
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(scale=4, size=(2, 9, 5, 4)).astype(np.float32)
+    x[0, 1, 2, :3] = [np.nan, np.inf, -np.inf]
+    shift = rng.normal(size=9).astype(np.float32)
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
+        for by in (None, shift):
+            want = activations.apply_in_place(x.copy(), spec, by)
+            got = activations.apply_in_place(_channels_last(x), spec, by)
+            np.testing.assert_array_equal(got, want)
+            assert jit.channels_last(got)
+        if spec is not None and spec[0] != "clip":
+            got = activations.activation(_channels_last(x), spec[0])
+            np.testing.assert_array_equal(got, activations.activation(x, spec[0]))
+            assert jit.channels_last(got)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -52,32 +53,44 @@ def activation(x: np.ndarray, name: str) -> np.ndarray:
     return _NUMPY[name](x)
 
 
-def apply_in_place(y: np.ndarray, spec: tuple, shift: np.ndarray | None = None) -> np.ndarray:
+def apply_in_place(y: np.ndarray, spec: tuple | None, shift: np.ndarray | None = None
+                   ) -> np.ndarray:
     """The activation `spec` of float y, a fresh array the caller owns (or a view of one):
-    ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN kept) or ``(name,)`` for a name
-    `activation` takes; with `shift`, of ``y + shift`` per channel (y (N, C, ...), shift (C,)
-    of y's dtype; the sum rounded first, as a separate add). Written over y where that
-    saves a pass (a contiguous float32 y with the compiled loops: one pass for the add and
-    the activation; a clip), else a new array. Returns the result."""
-    if y.dtype == np.float32 and y.flags.c_contiguous and y.ndim >= 2 and jit.enabled():
-        rows = y.reshape(y.shape[0], y.shape[1], -1)
-        _in_place_f32()(rows, _NO_SHIFT if shift is None else shift, *_f32_arguments(spec))
-        return y
-    name, *bounds = spec
+    ``("clip", lo, hi)`` (``min(max(y, lo), hi)``, NaN kept), ``(name,)`` for a name
+    `activation` takes, or None (the shift alone); with `shift`, of ``y + shift`` per
+    channel (y (N, C, ...), shift (C,) of y's dtype; the sum rounded first, as a separate
+    add). Written over y where that saves a pass (a float32 y stored contiguous or channels
+    last, with the compiled loops: one pass for the add and the activation; a clip), else a
+    new array of y's layout. Returns the result."""
+    if y.dtype == np.float32 and y.ndim >= 2 and jit.enabled():
+        last = jit.channels_last(y)
+        if y.flags.c_contiguous or last:
+            shift = _NO_SHIFT if shift is None else shift
+            if last:  # (N, C, H, W) stored (N, H, W, C): one row of channels per position
+                _in_place_f32().activate_last_f32(y.transpose(0, 2, 3, 1).reshape(
+                    -1, y.shape[1]), shift, *_f32_arguments(spec))
+            else:
+                _in_place_f32().activate_f32(y.reshape(y.shape[0], y.shape[1], -1), shift,
+                                             *_f32_arguments(spec))
+            return y
     if shift is not None:
         y += shift.reshape((-1,) + (1,) * (y.ndim - 2))
+    if spec is None:
+        return y
+    name, *bounds = spec
     return np.clip(y, *bounds, out=y) if name == "clip" else activation(y, name)
 
 
-#: the kind number of each activation in `numba_activations.activate_f32` (its CLIP, ...)
-_KINDS = {"clip": 0, "hardsigmoid": 1, "hardswish": 2, "sigmoid": 3, "silu": 4}
+#: the kind number of each activation in `numba_activations.activate_f32` (its CLIP, ...;
+#: None: IDENTITY)
+_KINDS = {"clip": 0, "hardsigmoid": 1, "hardswish": 2, "sigmoid": 3, "silu": 4, None: 5}
 
 
 @functools.cache
-def _f32_arguments(spec: tuple) -> tuple[int, np.float32, np.float32]:
+def _f32_arguments(spec: tuple | None) -> tuple[int, np.float32, np.float32]:
     """The kind and bounds arguments of `activate_f32` for `spec`; a model's few specs come
     again on every call, so each is converted once."""
-    name, *bounds = spec
+    name, *bounds = (None,) if spec is None else spec
     return _KINDS[name], *((np.float32(bounds[0]), np.float32(bounds[1])) if bounds
                            else _NO_BOUNDS)
 
@@ -85,13 +98,17 @@ def _f32_arguments(spec: tuple) -> tuple[int, np.float32, np.float32]:
 def _compiled(x: np.ndarray, name: str) -> np.ndarray:
     """The activation through the compiled loops of x's dtype (float32's logistic two: one
     pass over a copy of x)."""
+    if not (x.flags.c_contiguous or jit.channels_last(x)):
+        x = np.ascontiguousarray(x)
+    # out in x's layout: x and out are flat in the same order (views, both compact)
     if x.dtype == np.float32 and name in ("sigmoid", "silu"):
-        out = np.array(x, order="C")
-        _in_place_f32()(out.reshape(1, 1, -1), _NO_SHIFT, _KINDS[name], *_NO_BOUNDS)
+        out = np.array(x, order="K")
+        _in_place_f32().activate_f32(out.ravel(order="K").reshape(1, 1, -1), _NO_SHIFT,
+                                     _KINDS[name], *_NO_BOUNDS)
         return out
     loops = _loops(x.dtype)
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty_like(flat)
+    result = np.empty_like(x)
+    flat, out = x.ravel(order="K"), result.ravel(order="K")
     if name in ("hardsigmoid", "hardswish"):
         getattr(loops, name)(flat, out)
     else:
@@ -100,7 +117,7 @@ def _compiled(x: np.ndarray, name: str) -> np.ndarray:
         loops.negative_abs(flat, e)
         np.exp(e, out=e)
         (loops.logistic if name == "sigmoid" else loops.swish)(flat, e, out)
-    return out.reshape(x.shape)
+    return result
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -139,11 +156,12 @@ _NUMPY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 
 @functools.cache
-def _in_place_f32() -> Callable[..., None]:
-    """`numba_activations.activate_f32` (numba imported on first use)."""
-    from .numba_activations import activate_f32  # optional: numba, the extra "jit"
+def _in_place_f32() -> ModuleType:
+    """`numba_activations`, whose ``activate_f32`` and ``activate_last_f32`` write float32
+    activations in place (numba imported on first use)."""
+    from . import numba_activations  # optional: numba, the extra "jit"
 
-    return activate_f32
+    return numba_activations
 
 
 #: the bounds argument of `activate_f32` for the kinds that take none, and its empty shift

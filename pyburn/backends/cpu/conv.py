@@ -115,8 +115,13 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     name of `activations.activation`, written over the fresh output: see
     `activations.apply_in_place`); `padding` holds (before, after) zeros per spatial dim.
     Returns (N, O, *out). A 2-d depthwise convolution (one group per input channel) runs
-    compiled when numba is installed, and so does one with few input channels per group and
-    a large input, such as a network's stem on RGB (`jit.grouped`)."""
+    compiled when numba is installed (channels last, `jit.depthwise_last`, for many channels
+    and a small output or an input stored so: its output is stored channels last too), and
+    so does one with few input channels per group and a large input, such as a network's
+    stem on RGB (`jit.grouped`)."""
+    if jit.depthwise_last_applies(x, w, stride, groups, bias):
+        return _activated(jit.depthwise_last(x, w, stride, padding, dilation, bias),
+                          activation)
     if jit.grouped_applies(x, w, groups, bias):
         return _activated(jit.grouped(x, w, stride, padding, dilation, bias), activation)
     dtype = x.dtype
@@ -160,17 +165,21 @@ def _pointwise(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, dtype: np.
     are its columns already, so it is one product per image, ``w (O, C) @ x[i] (C, P)``, with
     no im2col (whose window views cost more than the product on small images); the bias is
     added as `conv` adds it (before the rounding to `dtype` only where nothing is rounded),
-    in the activation's pass over the product where both are given."""
+    in the activation's pass over the product where that pass is written in place.
+
+    x may be stored channels last (the output of `jit.depthwise_last`): BLAS reads it as it
+    lies, transposed, and the output is stored (N, O, P) all the same."""
     n, c = x.shape[:2]
     o = w.shape[0]
-    y = np.matmul(w.reshape(o, c), x.reshape(n, c, -1))
+    spatial = x.shape[2:]
+    w2 = w.reshape(o, c)
+    columns = x.transpose(0, 2, 3, 1).reshape(n, -1, c).transpose(0, 2, 1) \
+        if jit.channels_last(x) else x.reshape(n, c, -1)  # (N, C, P), a view either way
+    y = np.matmul(w2, columns).reshape((n, o) + spatial)
     if y.dtype == dtype:
-        if activation is not None:
-            return apply_in_place(y, activation, bias).reshape((n, o) + x.shape[2:])
-        if bias is not None:
-            y += bias.reshape(o, 1)
-        return y.reshape((n, o) + x.shape[2:])
-    out = y.reshape((n, o) + x.shape[2:]).astype(dtype)
+        return y if activation is None and bias is None else apply_in_place(
+            y, activation, bias)
+    out = y.astype(dtype)
     if bias is not None:
         out += bias.reshape((o,) + (1,) * (x.ndim - 2))
     return _activated(out, activation)

@@ -22,6 +22,14 @@ side and each output sums over all their taps. That is a network's stem on an RG
 thin, and without the columns' megabytes), taken where the input is large
 (`grouped_applies`).
 
+Small outputs are where planes lose (a 7x7 output of a 5x5 kernel computes 77 positions per
+channel for 49, a few vectors and a scalar remainder; a stride-2 fill de-interleaves). A
+depthwise convolution of many channels and few outputs, or of an input stored channels last,
+runs channels last instead (`depthwise_last`): one vectorised pass over the channels per
+output position, the input transposed to (N, H, W, C) storage first where needed, the
+output left stored so (an (N, C, H, W) array with transposed strides, which numpy computes
+on as on any other; `channels_last` tells them apart).
+
 The gradients, for training: in the input (`depthwise_transpose`, one output channel per
 input channel) it is `grouped` again, of the output's gradient spread out by the stride,
 with the kernel flipped; in the weight (`depthwise_weight`) one sum per tap over the same
@@ -173,6 +181,53 @@ def depthwise_weight(x: np.ndarray, g: np.ndarray, kernel: Sequence[int],
     _kernels(kh, kw, sh, sw, dh, dw, 1).weight(
         np.ascontiguousarray(x), np.ascontiguousarray(g), padding[0][0], padding[1][0], grad)
     return grad
+
+
+def channels_last(x: np.ndarray) -> bool:
+    """Whether 4-d x (N, C, H, W) is stored channels last: its (N, H, W, C) transpose is
+    the contiguous one (and it, with more than one channel and position, is not)."""
+    return (x.ndim == 4 and not x.flags.c_contiguous
+            and x.transpose(0, 2, 3, 1).flags.c_contiguous)
+
+
+#: where `depthwise_last` takes a depthwise convolution of x stored (N, C, H, W): at least
+#: this many channels and at most this many output positions (a 7x7 image: each plane is
+#: then a few vectors wide, and the transpose costs less than the planes' waste)
+LAST_CHANNELS, FEW_OUTPUTS_LAST = 64, 64
+
+
+def depthwise_last_applies(x: np.ndarray, w: np.ndarray, stride: Sequence[int], groups: int,
+                           bias: np.ndarray | None) -> bool:
+    """Whether `depthwise_last` computes this convolution of x with w: 2-d, one output
+    channel per input channel (groups = C = O), float32 or float64 throughout, the kernels
+    enabled, and x either stored channels last or with many channels and a small output
+    (`LAST_CHANNELS`)."""
+    if not (x.ndim == 4 and groups == x.shape[1] == w.shape[0] and w.shape[1] == 1
+            and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
+            and (bias is None or bias.dtype == x.dtype) and enabled()):
+        return False
+    return channels_last(x) or (x.shape[1] >= LAST_CHANNELS and x.shape[2] * x.shape[3]
+                                <= FEW_OUTPUTS_LAST * stride[0] * stride[1])
+
+
+def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
+                   padding: Sequence[tuple[int, int]], dilation: Sequence[int],
+                   bias: np.ndarray | None = None) -> np.ndarray:
+    """The depthwise convolution of `grouped` computed channels last (x transposed to
+    (N, H, W, C) storage first where it is not stored so), vectorised over the channels:
+    each output is the bias plus its taps row by row, the taps in the padding left out.
+    Returns (N, C, H', W') stored channels last."""
+    (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
+    (top, bottom), (left, right) = padding
+    n, c, height, width = x.shape
+    out = np.empty((n, (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
+                    (width + left + right - dw * (kw - 1) - 1) // sw + 1, c), dtype=x.dtype)
+    shift = np.zeros(c, dtype=x.dtype) if bias is None else bias
+    taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))  # (kh, kw, C)
+    _kernels(kh, kw, sh, sw, dh, dw, 1).channels_last(
+        np.ascontiguousarray(x.transpose(0, 2, 3, 1)), taps, np.ascontiguousarray(shift),
+        top, left, out)
+    return out.transpose(0, 3, 1, 2)
 
 
 @functools.cache

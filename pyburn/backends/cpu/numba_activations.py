@@ -70,8 +70,9 @@ def compile_loops(dtype: np.dtype) -> Loops:
 
 
 # ---- in place, float32: `activations.apply_in_place`, and the float32 logistic's two
-#: the kinds `activate_f32` takes (`activations._KINDS` numbers them the same)
-CLIP, HARDSIGMOID, HARDSWISH, SIGMOID, SILU = range(5)
+#: the kinds `activate_f32` takes (`activations._KINDS` numbers them the same); IDENTITY:
+#: the shift alone
+CLIP, HARDSIGMOID, HARDSWISH, SIGMOID, SILU, IDENTITY = range(6)
 
 
 @njit(inline="always", error_model="numpy", fastmath={"contract"})
@@ -107,6 +108,8 @@ def _activation(v: np.float32, kind: int, lo: np.float32, hi: np.float32) -> np.
     compute them (the same roundings), SIGMOID and SILU as they do but with
     `_exp_nonpositive` for numpy's exp."""
     zero, one, three, six = np.float32(0), np.float32(1), np.float32(3), np.float32(6)
+    if kind == IDENTITY:
+        return v
     if kind == CLIP:
         v = lo if v < lo else v
         return hi if v > hi else v
@@ -140,3 +143,19 @@ def activate_f32(x: np.ndarray, shift: np.ndarray, kind: int, lo: np.float32,
             else:
                 for j in range(row.size):
                     row[j] = _activation(row[j], kind, lo, hi)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+def activate_last_f32(x: np.ndarray, shift: np.ndarray, kind: int, lo: np.float32,
+                      hi: np.float32) -> None:
+    """`activate_f32` for x stored channels last: contiguous float32 x (P, C), the shift
+    (C,) (or empty) per column."""
+    shifted = shift.size > 0
+    for p in range(x.shape[0]):
+        row = x[p]
+        if shifted:
+            for c in range(row.size):
+                row[c] = _activation(row[c] + shift[c], kind, lo, hi)
+        else:
+            for c in range(row.size):
+                row[c] = _activation(row[c], kind, lo, hi)

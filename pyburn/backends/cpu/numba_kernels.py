@@ -71,6 +71,9 @@ class Kernels(NamedTuple):
     #: ``weight(x, g, top, left, grad)`` fills `grad` (C * m, 1, kh, kw) (`cin` 1 only: a
     #: depthwise convolution's)
     weight: Callable[..., None]
+    #: ``channels_last(x, w, bias, top, left, out)``: the depthwise convolution of x stored
+    #: (N, H, W, C) with w (kh, kw, C) into `out` (N, H', W', C) (`cin` 1 only)
+    channels_last: Callable[..., None]
 
 
 def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
@@ -145,4 +148,41 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                                 total += rows[p] * flat[offset + p]
                             grad[o, 0, ky, kx] = total
 
-    return Kernels(forward, weight)
+    @njit(cache=True, nogil=True, fastmath={"contract"})
+    def channels_last(x: np.ndarray, w: np.ndarray, bias: np.ndarray, top: int, left: int,
+                      out: np.ndarray) -> None:
+        height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+        oh, ow = out.shape[1], out.shape[2]
+        flat, taps_flat = x.reshape(-1), w.reshape(-1)
+        for n in range(x.shape[0]):
+            for oy in range(oh):
+                iy = oy * sh - top  # the input row of tap row 0, and the tap rows inside
+                ky0, ky1 = max(0, (dh - 1 - iy) // dh), min(kh, (height - iy + dh - 1) // dh)
+                for ox in range(ow):
+                    ix = ox * sw - left
+                    kx0, kx1 = max(0, (dw - 1 - ix) // dw), min(kw, (width - ix + dw - 1) // dw)
+                    total = out[n, oy, ox]
+                    if ky0 == 0 and ky1 == kh and kx0 == 0 and kx1 == kw:
+                        # the whole window inside: every tap in one pass over the channels,
+                        # at offsets that are the kernel's constants (unsigned: numba adds
+                        # no wraparound test, which would stop the vectorising)
+                        corner = np.uint64(((n * height + iy) * width + ix) * channels)
+                        for c in range(np.uint64(channels)):
+                            t = bias[c]
+                            for ky in range(kh):
+                                for kx in range(kw):
+                                    t += (taps_flat[np.uint64((ky * kw + kx) * channels) + c] *
+                                          flat[corner + np.uint64((ky * dh * width + kx * dw) *
+                                                                  channels) + c])
+                            total[c] = t
+                        continue
+                    for c in range(channels):
+                        total[c] = bias[c]
+                    for ky in range(ky0, ky1):
+                        row, taps = x[n, iy + ky * dh], w[ky]
+                        for kx in range(kx0, kx1):
+                            pixel, tap = row[ix + kx * dw], taps[kx]
+                            for c in range(channels):
+                                total[c] += tap[c] * pixel[c]
+
+    return Kernels(forward, weight, channels_last)
