@@ -76,22 +76,29 @@ def test_depthwise_conv_matches_torch_with_the_kernels_on_and_off(
                 np.testing.assert_allclose(value, reference, rtol=tol, atol=tol)
 
 
+#: the activations of the tests' specs, in float64 PyTorch
+_TORCH_ACTIVATIONS = {None: lambda t: t, "hardswish": torch.nn.functional.hardswish,
+                      "clip": lambda t: t.clamp(0.0, 6.0), "sigmoid": torch.sigmoid}
+
+
 #: (N, C, H, W), groups, outputs, kernel, stride, padding, dilation, dtype, with a bias: a
 #: few input channels per group, on inputs large enough for the kernel (`jit.FEW_CHANNELS`)
 FEW = [
-    ((1, 3, 64, 64), 1, 16, (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), "float32", True),
-    ((2, 4, 64, 70), 2, 6, (3, 2), (1, 2), ((2, 0), (0, 3)), (2, 1), "float64", False),
+    ((1, 3, 64, 64), 1, 16, (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), "float32", True,
+     ("hardswish",)),
+    ((2, 4, 64, 70), 2, 6, (3, 2), (1, 2), ((2, 0), (0, 3)), (2, 1), "float64", False,
+     ("clip", 0.0, 6.0)),
 ]
 
 
 @pytest.mark.parametrize("shape, groups, outputs, kernel, stride, padding, dilation, dtype, "
-                         "with_bias", FEW)
+                         "with_bias, activation", FEW)
 def test_few_channels_per_group_match_torch_with_the_kernels_on_and_off(
         monkeypatch, shape, groups, outputs, kernel, stride, padding, dilation, dtype,
-        with_bias):
+        with_bias, activation):
     """`conv.conv` with 2 or 3 input channels per group (a stem's RGB) runs the compiled
-    kernel (`jit.grouped`) and gives float64 PyTorch's convolution, as im2col does; its
-    weight gradient stays im2col's."""
+    kernel (`jit.grouped`, float32's activation written by the kernel as it stores) and
+    gives float64 PyTorch's convolution and activation, as im2col does."""
     rng = np.random.default_rng(5)
     x = rng.normal(size=shape).astype(dtype)
     w = rng.normal(size=(outputs, shape[1] // groups) + kernel).astype(dtype)
@@ -100,14 +107,17 @@ def test_few_channels_per_group_match_torch_with_the_kernels_on_and_off(
     reference = torch.nn.functional.conv2d(
         torch.nn.functional.pad(torch.from_numpy(x).double(), (left, right, top, bottom)),
         torch.from_numpy(w).double(), None if bias is None else torch.from_numpy(bias).double(),
-        stride, 0, dilation, groups).numpy()
+        stride, 0, dilation, groups)
+    reference = _TORCH_ACTIVATIONS[activation[0]](reference).numpy()
+    from pyburn.backends.cpu import numba_activations  # the kind that keeps the sums
+    assert jit.KEEP_SUMS[0] == numba_activations.IDENTITY
     tol = 1e-5 if dtype == "float32" else 1e-12
     for compiled in (True, False):
         monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
         assert jit.grouped_applies(x, w, groups, bias) is compiled
         assert not jit.grouped_applies(x[:, :, :8, :8], w, groups, bias)  # a small input
         for xs in (x, _strided(x)):
-            got = conv.conv(xs, w, stride, padding, dilation, groups, bias)
+            got = conv.conv(xs, w, stride, padding, dilation, groups, bias, activation)
             assert got.dtype == dtype
             np.testing.assert_allclose(got, reference, rtol=tol, atol=tol)
 
@@ -170,9 +180,6 @@ LAST = [
     ((2, 72, 7, 6), (3, 2), (1, 2), ((1, 0), (2, 1)), (2, 1), "float64", True, ("clip", 0.0, 6.0)),
     ((1, 3, 2, 3), (5, 5), (2, 2), ((2, 2), (2, 2)), (1, 1), "float32", True, ("sigmoid",)),
 ]
-_TORCH_ACTIVATIONS = {None: lambda t: t, "hardswish": torch.nn.functional.hardswish,
-                      "clip": lambda t: t.clamp(0.0, 6.0), "sigmoid": torch.sigmoid}
-
 
 @pytest.mark.parametrize("shape, kernel, stride, padding, dilation, dtype, last, activation",
                          LAST)

@@ -59,6 +59,9 @@ def test_linear_is_the_float_product_with_the_dequantized_weight(device, scheme)
 def test_dynamic_activations_equal_the_integer_pipeline_of_onnxruntime(tmp_path):
     rng = np.random.default_rng(5)
     weight = rng.standard_normal((6, 20)).astype(np.float32)
+    # the odd inputs' weights quantize to -1..1: onnxruntime's AVX2 kernel adds uint8 x int8
+    # products in pairs along the inputs in int16 and saturates where a pair passes 32767
+    weight[:, 1::2] *= 0.002
     x = (rng.standard_normal((4, 20)) + 0.5).astype(np.float32)
     layer = nn.Linear(20, 6, bias=False, device="cpu")
     layer.load_state_dict({"weight": weight})

@@ -118,23 +118,33 @@ def grouped_applies(x: np.ndarray, w: np.ndarray, groups: int,
     """Whether `grouped` computes this convolution of x with w: 2-d, float32 or float64
     throughout, the kernels enabled, and either depthwise (one group per input channel) or
     with few input channels per group (a stem's RGB) and a large input (`FEW_CHANNELS`)."""
-    if not (x.ndim == 4 and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
+    cin = w.shape[1]  # the cheapest test first: most convolutions fail it
+    if not ((groups == x.shape[1] or cin <= FEW_CHANNELS) and x.ndim == 4
+            and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
             and (bias is None or bias.dtype == x.dtype)):
         return False
-    cin, (kh, kw) = w.shape[1], w.shape[2:]
+    kh, kw = w.shape[2:]
     few = (cin <= FEW_CHANNELS and cin * kh * kw <= FEW_TAPS
            and w.shape[0] // groups <= FEW_OUTPUTS
            and x.shape[2] * x.shape[3] >= MANY_POSITIONS)
     return (groups == x.shape[1] or few) and enabled()
 
 
+#: the kernels' activation arguments (kind, lo, hi) that store the sums as they are:
+#: `numba_activations.IDENTITY`, whose number `activations` gives every kind
+KEEP_SUMS = (5, np.float32(0), np.float32(0))
+
+
 def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
             padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-            bias: np.ndarray | None = None) -> np.ndarray:
+            bias: np.ndarray | None = None,
+            activation: tuple[int, np.float32, np.float32] = KEEP_SUMS) -> np.ndarray:
     """Cross-correlation of x (N, C, H, W) with w (O, cin, kh, kw) in ``C / cin`` groups,
     the input channels g * cin to g * cin + cin - 1 giving the outputs g * O / groups to
     (g + 1) * O / groups - 1, plus `bias` (O,) when given; `padding` holds (before, after)
-    zeros per spatial dim. Returns a new (N, O, H', W') array."""
+    zeros per spatial dim; `activation` (kind, lo, hi) of `numba_activations.activate_f32`,
+    float32 only, is written over each output as it is stored. Returns a new (N, O, H', W')
+    array."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
     (top, bottom), (left, right) = padding
     height, width = x.shape[2:]
@@ -144,7 +154,7 @@ def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     shift = np.zeros(w.shape[0], dtype=x.dtype) if bias is None else bias
     _kernels(kh, kw, sh, sw, dh, dw, w.shape[1]).forward(
         np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(shift), top,
-        left, out)
+        left, out, *activation)
     return out
 
 
@@ -202,7 +212,7 @@ def depthwise_last_applies(x: np.ndarray, w: np.ndarray, stride: Sequence[int], 
     channel per input channel (groups = C = O), float32 or float64 throughout, the kernels
     enabled, and x either stored channels last or with many channels and a small output
     (`LAST_CHANNELS`)."""
-    if not (x.ndim == 4 and groups == x.shape[1] == w.shape[0] and w.shape[1] == 1
+    if not (groups == x.shape[1] == w.shape[0] and x.ndim == 4 and w.shape[1] == 1
             and x.dtype == w.dtype and x.dtype in (np.float32, np.float64)
             and (bias is None or bias.dtype == x.dtype) and enabled()):
         return False
@@ -212,11 +222,12 @@ def depthwise_last_applies(x: np.ndarray, w: np.ndarray, stride: Sequence[int], 
 
 def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
                    padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-                   bias: np.ndarray | None = None) -> np.ndarray:
+                   bias: np.ndarray | None = None,
+                   activation: tuple[int, np.float32, np.float32] = KEEP_SUMS) -> np.ndarray:
     """The depthwise convolution of `grouped` computed channels last (x transposed to
     (N, H, W, C) storage first where it is not stored so), vectorised over the channels:
-    each output is the bias plus its taps row by row, the taps in the padding left out.
-    Returns (N, C, H', W') stored channels last."""
+    each output is the bias plus its taps row by row, the taps in the padding left out, with
+    `activation` as in `grouped`. Returns (N, C, H', W') stored channels last."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
     (top, bottom), (left, right) = padding
     n, c, height, width = x.shape
@@ -226,7 +237,7 @@ def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))  # (kh, kw, C)
     _kernels(kh, kw, sh, sw, dh, dw, 1).channels_last(
         np.ascontiguousarray(x.transpose(0, 2, 3, 1)), taps, np.ascontiguousarray(shift),
-        top, left, out)
+        top, left, out, *activation)
     return out.transpose(0, 3, 1, 2)
 
 
