@@ -68,10 +68,10 @@ def apply_in_place(y: np.ndarray, spec: tuple | None, shift: np.ndarray | None =
             shift = _NO_SHIFT if shift is None else shift
             if last:  # (N, C, H, W) stored (N, H, W, C): one row of channels per position
                 _in_place_f32().activate_last_f32(y.transpose(0, 2, 3, 1).reshape(
-                    -1, y.shape[1]), shift, *kernel_arguments(spec))
+                    -1, y.shape[1]), shift, *_f32_arguments(spec))
             else:
                 _in_place_f32().activate_f32(y.reshape(y.shape[0], y.shape[1], -1), shift,
-                                             *kernel_arguments(spec))
+                                             *_f32_arguments(spec))
             return y
     if shift is not None:
         y += shift.reshape((-1,) + (1,) * (y.ndim - 2))
@@ -87,10 +87,9 @@ _KINDS = {"clip": 0, "hardsigmoid": 1, "hardswish": 2, "sigmoid": 3, "silu": 4, 
 
 
 @functools.cache
-def kernel_arguments(spec: tuple | None) -> tuple[int, np.float32, np.float32]:
-    """The kind and bounds arguments of `activate_f32` (and of the compiled convolutions,
-    `jit.grouped`) for `spec`; a model's few specs come again on every call, so each is
-    converted once."""
+def _f32_arguments(spec: tuple | None) -> tuple[int, np.float32, np.float32]:
+    """The kind and bounds arguments of `activate_f32` for `spec`; a model's few specs come
+    again on every call, so each is converted once."""
     name, *bounds = (None,) if spec is None else spec
     return _KINDS[name], *((np.float32(bounds[0]), np.float32(bounds[1])) if bounds
                            else _NO_BOUNDS)

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import jit
-from .activations import apply_in_place, kernel_arguments
+from .activations import apply_in_place
 
 Ints = Sequence[int]
 Pads = Sequence[tuple[int, int]]
@@ -119,12 +119,11 @@ def conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Pads, dilation: In
     and a small output or an input stored so: its output is stored channels last too), and
     so does one with few input channels per group and a large input, such as a network's
     stem on RGB (`jit.grouped`)."""
-    kernel = (jit.depthwise_last if jit.depthwise_last_applies(x, w, stride, groups, bias)
-              else jit.grouped if jit.grouped_applies(x, w, groups, bias) else None)
-    if kernel is not None:  # the activation in the kernel, as it stores (float32's)
-        if x.dtype != np.float32:
-            return _activated(kernel(x, w, stride, padding, dilation, bias), activation)
-        return kernel(x, w, stride, padding, dilation, bias, kernel_arguments(activation))
+    if jit.depthwise_last_applies(x, w, stride, groups, bias):
+        return _activated(jit.depthwise_last(x, w, stride, padding, dilation, bias),
+                          activation)
+    if jit.grouped_applies(x, w, groups, bias):
+        return _activated(jit.grouped(x, w, stride, padding, dilation, bias), activation)
     dtype = x.dtype
     x, w = _computed(x), _computed(w)
     n, o = x.shape[0], w.shape[0]

@@ -130,21 +130,13 @@ def grouped_applies(x: np.ndarray, w: np.ndarray, groups: int,
     return (groups == x.shape[1] or few) and enabled()
 
 
-#: the kernels' activation arguments (kind, lo, hi) that store the sums as they are:
-#: `numba_activations.IDENTITY`, whose number `activations` gives every kind
-KEEP_SUMS = (5, np.float32(0), np.float32(0))
-
-
 def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
             padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-            bias: np.ndarray | None = None,
-            activation: tuple[int, np.float32, np.float32] = KEEP_SUMS) -> np.ndarray:
+            bias: np.ndarray | None = None) -> np.ndarray:
     """Cross-correlation of x (N, C, H, W) with w (O, cin, kh, kw) in ``C / cin`` groups,
     the input channels g * cin to g * cin + cin - 1 giving the outputs g * O / groups to
     (g + 1) * O / groups - 1, plus `bias` (O,) when given; `padding` holds (before, after)
-    zeros per spatial dim; `activation` (kind, lo, hi) of `numba_activations.activate_f32`,
-    float32 only, is written over each output as it is stored. Returns a new (N, O, H', W')
-    array."""
+    zeros per spatial dim. Returns a new (N, O, H', W') array."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
     (top, bottom), (left, right) = padding
     height, width = x.shape[2:]
@@ -154,7 +146,7 @@ def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     shift = np.zeros(w.shape[0], dtype=x.dtype) if bias is None else bias
     _kernels(kh, kw, sh, sw, dh, dw, w.shape[1]).forward(
         np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(shift), top,
-        left, out, *activation)
+        left, out)
     return out
 
 
@@ -222,12 +214,11 @@ def depthwise_last_applies(x: np.ndarray, w: np.ndarray, stride: Sequence[int], 
 
 def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
                    padding: Sequence[tuple[int, int]], dilation: Sequence[int],
-                   bias: np.ndarray | None = None,
-                   activation: tuple[int, np.float32, np.float32] = KEEP_SUMS) -> np.ndarray:
+                   bias: np.ndarray | None = None) -> np.ndarray:
     """The depthwise convolution of `grouped` computed channels last (x transposed to
     (N, H, W, C) storage first where it is not stored so), vectorised over the channels:
-    each output is the bias plus its taps row by row, the taps in the padding left out, with
-    `activation` as in `grouped`. Returns (N, C, H', W') stored channels last."""
+    each output is the bias plus its taps row by row, the taps in the padding left out.
+    Returns (N, C, H', W') stored channels last."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
     (top, bottom), (left, right) = padding
     n, c, height, width = x.shape
@@ -237,7 +228,7 @@ def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))  # (kh, kw, C)
     _kernels(kh, kw, sh, sw, dh, dw, 1).channels_last(
         np.ascontiguousarray(x.transpose(0, 2, 3, 1)), taps, np.ascontiguousarray(shift),
-        top, left, out, *activation)
+        top, left, out)
     return out.transpose(0, 3, 1, 2)
 
 

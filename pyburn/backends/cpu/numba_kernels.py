@@ -10,8 +10,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .numba_activations import _activation
-
 
 # inlined into each kernel (at numba's level, so that sh and sw are the kernel's constants
 # there): a call per channel costs about 5% on 7x7 images
@@ -66,17 +64,15 @@ def fill_planes(x: np.ndarray, n: int, c: int, top: int, left: int, sh: int, sw:
 class Kernels(NamedTuple):
     """The compiled kernels of one geometry."""
 
-    #: ``forward(x, w, bias, top, left, out, kind, lo, hi)`` fills `out` (N, O, H', W') with
-    #: `numba_activations._activation` of each sum (kind IDENTITY: the sum), whose shape says
+    #: ``forward(x, w, bias, top, left, out)`` fills `out` (N, O, H', W'), whose shape says
     #: where the padding after the input ends: the groups are ``C / cin``, each giving
     #: ``O / groups`` outputs
     forward: Callable[..., None]
     #: ``weight(x, g, top, left, grad)`` fills `grad` (C * m, 1, kh, kw) (`cin` 1 only: a
     #: depthwise convolution's)
     weight: Callable[..., None]
-    #: ``channels_last(x, w, bias, top, left, out, kind, lo, hi)``: the depthwise convolution
-    #: of x stored (N, H, W, C) with w (kh, kw, C) into `out` (N, H', W', C), activated as
-    #: `forward`'s (`cin` 1 only)
+    #: ``channels_last(x, w, bias, top, left, out)``: the depthwise convolution of x stored
+    #: (N, H, W, C) with w (kh, kw, C) into `out` (N, H', W', C) (`cin` 1 only)
     channels_last: Callable[..., None]
 
 
@@ -88,7 +84,7 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
 
     @njit(cache=True, nogil=True, fastmath={"contract"})
     def forward(x: np.ndarray, w: np.ndarray, bias: np.ndarray, top: int, left: int,
-                out: np.ndarray, kind: int, lo: np.float32, hi: np.float32) -> None:
+                out: np.ndarray) -> None:
         groups = x.shape[1] // cin
         per_group = w.shape[0] // groups
         oh, ow = out.shape[2], out.shape[3]
@@ -121,7 +117,7 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                         row = out[n, o, oy]
                         results = acc[oy * wq:]
                         for j in range(ow):
-                            row[j] = _activation(results[j], kind, lo, hi)
+                            row[j] = results[j]
 
     # "reassoc": each tap's sum over the outputs is a reduction, vectorised in any order
     @njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
@@ -154,7 +150,7 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
 
     @njit(cache=True, nogil=True, fastmath={"contract"})
     def channels_last(x: np.ndarray, w: np.ndarray, bias: np.ndarray, top: int, left: int,
-                      out: np.ndarray, kind: int, lo: np.float32, hi: np.float32) -> None:
+                      out: np.ndarray) -> None:
         height, width, channels = x.shape[1], x.shape[2], x.shape[3]
         oh, ow = out.shape[1], out.shape[2]
         flat, taps_flat = x.reshape(-1), w.reshape(-1)
@@ -178,7 +174,7 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                                     t += (taps_flat[np.uint64((ky * kw + kx) * channels) + c] *
                                           flat[corner + np.uint64((ky * dh * width + kx * dw) *
                                                                   channels) + c])
-                            total[c] = _activation(t, kind, lo, hi)
+                            total[c] = t
                         continue
                     for c in range(channels):
                         total[c] = bias[c]
@@ -188,7 +184,5 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                             pixel, tap = row[ix + kx * dw], taps[kx]
                             for c in range(channels):
                                 total[c] += tap[c] * pixel[c]
-                    for c in range(channels):
-                        total[c] = _activation(total[c], kind, lo, hi)
 
     return Kernels(forward, weight, channels_last)
