@@ -63,15 +63,14 @@ def apply_in_place(y: np.ndarray, spec: tuple | None, shift: np.ndarray | None =
     last, with the compiled loops: one pass for the add and the activation; a clip), else a
     new array of y's layout. Returns the result."""
     if y.dtype == np.float32 and y.ndim >= 2 and jit.enabled():
-        last = jit.channels_last(y)
-        if y.flags.c_contiguous or last:
-            shift = _NO_SHIFT if shift is None else shift
-            if last:  # (N, C, H, W) stored (N, H, W, C): one row of channels per position
-                _in_place_f32().activate_last_f32(y.transpose(0, 2, 3, 1).reshape(
-                    -1, y.shape[1]), shift, *_f32_arguments(spec))
-            else:
-                _in_place_f32().activate_f32(y.reshape(y.shape[0], y.shape[1], -1), shift,
-                                             *_f32_arguments(spec))
+        loops, by = _in_place_f32(), _NO_SHIFT if shift is None else shift
+        if y.flags.c_contiguous:  # the usual case, tested first: one flags read
+            loops.activate_f32(y.reshape(y.shape[0], y.shape[1], -1), by,
+                               *_f32_arguments(spec))
+            return y
+        if jit.channels_last(y):  # (N, C, H, W) stored (N, H, W, C): a row per position
+            loops.activate_last_f32(y.transpose(0, 2, 3, 1).reshape(-1, y.shape[1]), by,
+                                    *_f32_arguments(spec))
             return y
     if shift is not None:
         y += shift.reshape((-1,) + (1,) * (y.ndim - 2))
