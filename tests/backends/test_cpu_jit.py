@@ -236,3 +236,71 @@ def test_activations_in_place_keep_channels_last_storage(monkeypatch, spec):
             got = activations.activation(_channels_last(x), spec[0])
             np.testing.assert_array_equal(got, activations.activation(x, spec[0]))
             assert jit.channels_last(got)
+
+
+#: (N, C, H, W), kernel, stride, ((top, bottom), (left, right)), dilation, dtype: a ceil-mode
+#: pooling (the padding after only), dilated and asymmetric ones, a row of windows wholly
+#: in the padding
+POOLS = [
+    ((2, 3, 11, 12), (3, 3), (2, 2), ((0, 1), (0, 0)), (1, 1), "float32"),
+    ((1, 4, 9, 10), (3, 3), (1, 1), ((2, 2), (1, 1)), (2, 2), "float32"),
+    ((2, 2, 7, 9), (2, 3), (3, 1), ((1, 2), (0, 2)), (1, 2), "float64"),
+    ((1, 2, 3, 4), (2, 2), (1, 1), ((3, 0), (0, 0)), (1, 1), "float32"),
+]
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, dilation, dtype", POOLS)
+def test_max_pool_matches_torch_with_the_kernels_on_and_off(
+        monkeypatch, shape, kernel, stride, padding, dilation, dtype):
+    """`conv.max_pool`'s values, compiled (`jit.max_pool`) and in numpy, equal PyTorch's
+    max pooling of the input padded with -inf, NaN and infinities included, on contiguous,
+    strided and channels-last inputs; with the positions asked for, numpy computes them."""
+    rng = np.random.default_rng(shape[3])
+    x = rng.normal(size=shape).astype(dtype)
+    x[0, 0, 1, 1], x[0, 1, 2, :2], x[-1, -1, 0, 0] = np.nan, [np.inf, -np.inf], np.inf
+    (top, bottom), (left, right) = padding
+    want = torch.nn.functional.max_pool2d(
+        torch.nn.functional.pad(torch.from_numpy(x), (left, right, top, bottom),
+                                value=-np.inf), kernel, stride, 0, dilation).numpy()
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
+        assert jit.max_pool_applies(x, kernel, False) is compiled
+        assert not jit.max_pool_applies(x, kernel, True)
+        for xs in (x, _strided(x), _channels_last(x)):
+            got, positions = conv.max_pool(xs, kernel, stride, padding, dilation, False)
+            assert positions is None and got.dtype == dtype
+            np.testing.assert_array_equal(got, want)
+
+
+#: (N, C, H, W), groups, outputs, kernel, stride, padding, dilation, dtype: convolutions
+#: through im2col, with taps in the padding past a whole row and column of windows
+IM2COL = [
+    ((2, 4, 9, 10), 1, 5, (3, 3), (2, 1), ((1, 2), (0, 3)), (1, 2), "float32"),
+    ((2, 6, 7, 8), 2, 4, (2, 3), (1, 3), ((3, 0), (2, 2)), (2, 1), "float64"),
+]
+
+
+@pytest.mark.parametrize("shape, groups, outputs, kernel, stride, padding, dilation, dtype",
+                         IM2COL)
+def test_im2col_convolutions_match_torch_with_the_kernels_on_and_off(
+        monkeypatch, shape, groups, outputs, kernel, stride, padding, dilation, dtype):
+    """`conv.conv` and `conv.conv_weight` over im2col columns, compiled (`jit.columns`) and
+    made by numpy's views, equal float64 PyTorch on contiguous and strided inputs."""
+    rng = np.random.default_rng(shape[1])
+    x = rng.normal(size=shape).astype(dtype)
+    w = rng.normal(size=(outputs, shape[1] // groups) + kernel).astype(dtype)
+    (top, bottom), (left, right) = padding
+    x64, w64 = (torch.from_numpy(a).double().requires_grad_() for a in (x, w))
+    y = torch.nn.functional.conv2d(torch.nn.functional.pad(x64, (left, right, top, bottom)),
+                                   w64, None, stride, 0, dilation, groups)
+    g = rng.normal(size=tuple(y.shape)).astype(dtype)
+    (dw,) = torch.autograd.grad(y, (w64,), torch.from_numpy(g).double())
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for compiled in (True, False):
+        monkeypatch.setattr(jit, "enabled", lambda on=compiled: on)
+        assert jit.columns_applies(x, kernel) is compiled
+        for xs in (x, _strided(x)):
+            got = conv.conv(xs, w, stride, padding, dilation, groups)
+            np.testing.assert_allclose(got, y.detach().numpy(), rtol=tol, atol=tol)
+            got = conv.conv_weight(xs, g, kernel, stride, padding, dilation, groups)
+            np.testing.assert_allclose(got, dw.numpy(), rtol=tol, atol=tol)

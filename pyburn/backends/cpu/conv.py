@@ -82,16 +82,23 @@ class _Columns:
     def __init__(self, x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
                  dilation: Ints, groups: int):
         n, c = x.shape[:2]
-        view = _windows(_padded(x, padding), kernel, stride, dilation)  # (N, C, *out, *K)
-        self.out = view.shape[2:2 + len(kernel)]
+        self.out = tuple((z + b + a - d * (k - 1) - 1) // s + 1 for z, (b, a), d, k, s in
+                         zip(x.shape[2:], padding, dilation, kernel, stride))
         self.positions = math.prod(self.out)
         self.rows = (c // groups) * math.prod(kernel)
-        self.view = view.reshape((n, groups, c // groups) + view.shape[2:])
         self.groups = groups
         self.chunks = _chunks(n, c * math.prod(kernel) * self.positions * x.itemsize)
+        self.compiled = (x, kernel, stride, padding, dilation) \
+            if jit.columns_applies(x, kernel) else None
+        if self.compiled is None:
+            view = _windows(_padded(x, padding), kernel, stride, dilation)  # (N, C, *out, *K)
+            self.view = view.reshape((n, groups, c // groups) + view.shape[2:])
 
     def __call__(self, a: int, b: int) -> np.ndarray:
         """The columns of images a to b (one copy)."""
+        if self.compiled is not None:
+            return jit.columns(*self.compiled, a, b, self.out).reshape(
+                self.groups, self.rows, (b - a) * self.positions)
         nd = len(self.out)
         order = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
         return self.view[a:b].transpose(order).reshape(self.groups, self.rows,
@@ -268,7 +275,11 @@ def max_pool(x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads, dilation:
     Everything is arithmetic on strided views, one per kernel offset: a running
     `np.maximum` (which propagates NaN) for the values, then the first offset that holds
     each max. No copy of the windows is made, and no masked assignment (`np.where`,
-    `copyto(where=)`): on unpredictable masks those run ten times slower than arithmetic."""
+    `copyto(where=)`): on unpredictable masks those run ten times slower than arithmetic.
+    The values alone of a 2-d pooling run compiled when numba is installed
+    (`jit.max_pool`)."""
+    if jit.max_pool_applies(x, kernel, indices):
+        return jit.max_pool(x, kernel, stride, padding, dilation), None
     nd = len(kernel)
     spatial = x.shape[x.ndim - nd:]
     padded = _padded(x, padding, -np.inf)

@@ -30,6 +30,17 @@ output position, the input transposed to (N, H, W, C) storage first where needed
 output left stored so (an (N, C, H, W) array with transposed strides, which numpy computes
 on as on any other; `channels_last` tells them apart).
 
+Max pooling (`max_pool`) is compiled per geometry too, a channel at a time: the channel is
+copied into a padded plane (-inf in the padding), each output row's window rows are reduced
+to one row of maxima (a vectorised loop over contiguous rows), then the taps across: one
+flat loop over all the rows (the few positions past each row's width dropped, as above),
+whose loads at the stride numba vectorises by de-interleaving. numpy's strided views take
+two to four times as long, most of it in the padded copy and the scalar strided passes.
+
+The im2col copy of every other 2-d convolution (`columns`, a row per input channel and
+tap) is compiled too: numpy's version builds a padded copy and a view of the windows first,
+which cost as much as the copy itself on a network's small layers.
+
 The gradients, for training: in the input (`depthwise_transpose`, one output channel per
 input channel) it is `grouped` again, of the output's gradient spread out by the stride,
 with the kernel flipped; in the weight (`depthwise_weight`) one sum per tap over the same
@@ -230,6 +241,47 @@ def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
         np.ascontiguousarray(x.transpose(0, 2, 3, 1)), taps, np.ascontiguousarray(shift),
         top, left, out)
     return out.transpose(0, 3, 1, 2)
+
+
+def max_pool_applies(x: np.ndarray, kernel: Sequence[int], indices: bool) -> bool:
+    """Whether `max_pool` computes this max pooling of x: 2-d, float32 or float64, without
+    the positions of the maxima, and the kernels enabled."""
+    return (not indices and len(kernel) == 2 and x.ndim == 4
+            and x.dtype in (np.float32, np.float64) and enabled())
+
+
+def max_pool(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
+             padding: Sequence[tuple[int, int]], dilation: Sequence[int]) -> np.ndarray:
+    """The max over the windows of x (N, C, H, W), the padding's cells not counted (a
+    window wholly in the padding gives -inf) and NaN propagated. Returns (N, C, H', W')."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    (top, bottom), (left, right) = padding
+    height, width = x.shape[2:]
+    out = np.empty((x.shape[0], x.shape[1],
+                    (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
+                    (width + left + right - dw * (kw - 1) - 1) // sw + 1), dtype=x.dtype)
+    _kernels(kh, kw, sh, sw, dh, dw, 1).max_pool(x, top, left, out)
+    return out
+
+
+def columns_applies(x: np.ndarray, kernel: Sequence[int]) -> bool:
+    """Whether `columns` makes the im2col columns of x: 2-d, float32 or float64, and the
+    kernels enabled."""
+    return len(kernel) == 2 and x.ndim == 4 and x.dtype in (np.float32, np.float64) \
+        and enabled()
+
+
+def columns(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
+            padding: Sequence[tuple[int, int]], dilation: Sequence[int], a: int, b: int,
+            out: Sequence[int]) -> np.ndarray:
+    """The im2col columns of images a to b of x (N, C, H, W) for an output of `out`
+    (H', W') positions: (C * kh * kw, (b - a) * H' * W'), row ``(c * kh + ky) * kw + kx``
+    holding the inputs tap (ky, kx) of channel c meets, zero in the padding."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    cols = np.empty((x.shape[1] * kh * kw, (b - a) * out[0] * out[1]), dtype=x.dtype)
+    _kernels(kh, kw, sh, sw, dh, dw, 1).columns(x, padding[0][0], padding[1][0], a, b,
+                                                 out[0], out[1], cols)
+    return cols
 
 
 @functools.cache

@@ -61,6 +61,20 @@ def fill_planes(x: np.ndarray, n: int, c: int, top: int, left: int, sh: int, sw:
                         flat[base + rx * size + j] = src[col]
 
 
+@njit(inline="always")
+def greater(m: float, v: float) -> float:
+    """The larger of m and v, NaN where v is NaN or m is (as `np.maximum`): two selects,
+    which vectorise."""
+    larger = v if v > m else m
+    return v if v != v else larger
+
+
+#: the max pool's loops run to a multiple of this many elements, reading and writing into
+#: scratch past the row: the scalar remainder after a vectorised loop compiles its selects
+#: to branches, which mispredict on data (a 13-wide row ran at 7 ns an output)
+POOL_BLOCK = 64
+
+
 class Kernels(NamedTuple):
     """The compiled kernels of one geometry."""
 
@@ -74,6 +88,12 @@ class Kernels(NamedTuple):
     #: ``channels_last(x, w, bias, top, left, out)``: the depthwise convolution of x stored
     #: (N, H, W, C) with w (kh, kw, C) into `out` (N, H', W', C) (`cin` 1 only)
     channels_last: Callable[..., None]
+    #: ``max_pool(x, top, left, out)``: the max over the windows of x (N, C, H, W) into
+    #: `out` (N, C, H', W'), cells of the padding not counted
+    max_pool: Callable[..., None]
+    #: ``columns(x, top, left, a, b, oh, ow, cols)``: im2col of images a to b of x
+    #: (N, C, H, W) into `cols` (C * kh * kw, (b - a) * oh * ow), zeros for the padding
+    columns: Callable[..., None]
 
 
 def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
@@ -185,4 +205,74 @@ def compile_kernels(kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                             for c in range(channels):
                                 total[c] += tap[c] * pixel[c]
 
-    return Kernels(forward, weight, channels_last)
+    @njit(cache=True, nogil=True)
+    def max_pool(x: np.ndarray, top: int, left: int, out: np.ndarray) -> None:
+        height, width = x.shape[2], x.shape[3]
+        oh, ow = out.shape[2], out.shape[3]
+        wq = ow + -(-(kw - 1) * dw // sw)  # the width of a row of the horizontal maxima
+        span = wq * sw  # the width of a padded row
+        hp = (oh - 1) * sh + (kh - 1) * dh + 1  # the padded rows the windows read
+        run = -(-span // POOL_BLOCK) * POOL_BLOCK
+        flat_run = -(-(oh * wq) // POOL_BLOCK) * POOL_BLOCK
+        # the padded plane (-inf in the padding), the vertical maxima of each output row's
+        # window rows (`rows`) and the horizontal maxima over those (`maxima`: wq - ow
+        # columns per row past the output's width, dropped); each loop runs past its end
+        # into the next row or the slack at the end, which a later row overwrites or no
+        # output reads
+        padded = np.full(hp * span + run + POOL_BLOCK, -np.inf, dtype=out.dtype)
+        rows = np.full(oh * span + run + (kw - 1) * dw + POOL_BLOCK * sw, -np.inf,
+                       dtype=out.dtype)
+        maxima = np.empty(flat_run, dtype=out.dtype)
+        y0, y1 = max(0, top), min(hp, top + height)  # the padded rows inside the input
+        c0, c1 = max(0, left), min(span, left + width)  # and the columns
+        for n in range(x.shape[0]):
+            for c in range(x.shape[1]):
+                plane = x[n, c]
+                for y in range(y0, y1):
+                    src, to = plane[y - top, c0 - left:], np.uint64(y * span + c0)
+                    for j in range(np.uint64(c1 - c0)):
+                        padded[to + j] = src[j]
+                for i in range(oh):
+                    at, to = np.uint64(i * sh * span), np.uint64(i * span)
+                    for j in range(np.uint64(run)):
+                        m = padded[at + j]
+                        for ky in range(1, kh):
+                            m = greater(m, padded[at + np.uint64(ky * dh * span) + j])
+                        rows[to + j] = m
+                for p in range(np.uint64(flat_run)):
+                    m = rows[p * np.uint64(sw)]
+                    for kx in range(1, kw):
+                        m = greater(m, rows[p * np.uint64(sw) + np.uint64(kx * dw)])
+                    maxima[p] = m
+                for i in range(oh):
+                    row, results = out[n, c, i], maxima[i * wq:]
+                    for j in range(ow):
+                        row[j] = results[j]
+
+    @njit(cache=True, nogil=True)
+    def columns(x: np.ndarray, top: int, left: int, a: int, b: int, oh: int, ow: int,
+                cols: np.ndarray) -> None:
+        height, width = x.shape[2], x.shape[3]
+        for c in range(x.shape[1]):
+            for ky in range(kh):
+                for kx in range(kw):
+                    row = cols[(c * kh + ky) * kw + kx]
+                    shift = kx * dw - left  # output column j reads input column j * sw + shift
+                    j0 = min(ow, max(0, (sw - 1 - shift) // sw))  # [j0, j1): inside
+                    j1 = max(j0, min(ow, (width - 1 - shift) // sw + 1))
+                    for n in range(a, b):
+                        for oy in range(oh):
+                            iy = oy * sh - top + ky * dh
+                            into = row[((n - a) * oh + oy) * ow:]
+                            inside = 0 <= iy < height
+                            for j in range(j0 if inside else ow):
+                                into[j] = 0
+                            if not inside:
+                                continue
+                            src, run = x[n, c, iy, j0 * sw + shift:], into[j0:]
+                            for j in range(j1 - j0):
+                                run[j] = src[j * sw]
+                            for j in range(j1, ow):
+                                into[j] = 0
+
+    return Kernels(forward, weight, channels_last, max_pool, columns)
