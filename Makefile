@@ -55,9 +55,10 @@ RUFF := $(BIN)/ruff check .
 LINT_IMPORTS := $(BIN)/lint-imports --no-logo
 # The desktop suite on every core (pytest-xdist); PYTEST_WORKERS=0 runs it in one process, and
 # PYTEST_ARGS adds arguments (a path, -k ...). tests/conftest.py fails the run where there is
-# no GPU adapter, unless $PYBURN_SKIP names wgpu.
+# no GPU adapter, unless $PYBURN_SKIP names wgpu. The run ends with its 25 slowest tests (the
+# suite's time: docs/benchmarks.md, "The test run and the import").
 PYTEST_WORKERS ?= auto
-PYTEST = $(BIN)/pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+PYTEST = $(BIN)/pytest -q -n $(PYTEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 PYODIDE := node tests/pyodide/run.mjs $(PYODIDE_TESTS)
 # The end-to-end tests drive the built site in Debian's Chromium (`apt-get install chromium`;
 # CHROMIUM=/path/to/chromium for another); screenshots land in build/e2e/.

@@ -312,12 +312,16 @@ def test_wss_checks_the_servers_certificate(tmp_path, monkeypatch):
     ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
     stranger.cert_pem.write_to_path(str(tmp_path / "stranger.pem"))
     with ServerProcess("cpu", "--tls-cert", str(chain), "--tls-key", str(chain)) as server:
-        assert server.url.startswith("wss://127.0.0.1:")
-        monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "ca.pem"))
-        backend = RemoteBackend(server.url)
-        dev = pyburn.devices.Device("remote", 0, backend, address="x")
-        assert (pyburn.arange(4, device=dev) * 2).tolist() == [0, 2, 4, 6]
-        backend.close()
-        monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "stranger.pem"))
-        with pytest.raises(pyburn.RemoteError, match="cannot reach.*CERTIFICATE_VERIFY_FAILED"):
-            RemoteBackend(server.url)
+        try:
+            assert server.url.startswith("wss://127.0.0.1:")
+            monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "ca.pem"))
+            backend = RemoteBackend(server.url)
+            dev = pyburn.devices.Device("remote", 0, backend, address="x")
+            assert (pyburn.arange(4, device=dev) * 2).tolist() == [0, 2, 4, 6]
+            backend.close()
+            monkeypatch.setenv("PYBURN_REMOTE_CA", str(tmp_path / "stranger.pem"))
+            with pytest.raises(pyburn.RemoteError,
+                               match="cannot reach.*CERTIFICATE_VERIFY_FAILED"):
+                RemoteBackend(server.url)
+        finally:  # shown by pytest where the test fails: what the server said
+            print(f"pyburn serve's output:\n{server.log}")
