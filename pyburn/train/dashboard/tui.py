@@ -31,6 +31,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, ProgressBar, RichLog, Static, Tab, Tabs
 
@@ -255,11 +256,14 @@ class Dashboard(App[None]):
             self._poll()
         names = sorted({name for state in self.runs.values() for name in state.metric_names()},
                        key=lambda name: (name != "loss", name))
-        self._tabs(names)
-        self._chart()
-        self._gauges()
-        self._status()
-        self._logs()
+        try:
+            self._tabs(names)
+            self._chart()
+            self._gauges()
+            self._status()
+            self._logs()
+        except NoMatches:  # a widget not mounted yet, or taken down as the app closes: the
+            pass  # timer can fire then on a loaded machine; the next refresh draws it all
 
     def _tabs(self, names: list[str]) -> None:
         tabs = self.query_one(Tabs)
