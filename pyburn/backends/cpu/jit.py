@@ -51,7 +51,7 @@ channel by channel, row by row) and with fused multiply-adds: of numba's ``fastm
 only "contract" is on (and "reassoc" for the weight gradient's sums), so NaN and infinity
 keep their IEEE meaning. float32 and float64 are compiled apart, on first use of each.
 
-The numba code is in `numba_kernels`, imported on the first depthwise convolution while the
+The numba code is in `numba_kernels`, imported on the first kernel a call asks for while the
 kernels are enabled. Compiled code is cached on disk (numba's ``cache=True``, beside these
 files or in numba's cache directory): the first call of a geometry in the first process
 compiles for about a second, later processes load it in a fraction of that.
@@ -77,7 +77,7 @@ ENV = "PYBURN_CPU_JIT"
 
 @functools.cache
 def _numba_imports() -> bool:
-    """Whether numba is installed (imported once, on the first depthwise convolution)."""
+    """Whether numba is installed (imported once, when a kernel is first asked for)."""
     try:
         import numba  # noqa: F401  (optional: numba, the extra "jit")
     except ImportError:

@@ -1,4 +1,4 @@
-"""The numba kernels of `jit` (the cpu backend's compiled depthwise convolution): imported
+"""The numba kernels of `jit` (the cpu backend's compiled convolutions and pooling): imported
 only by `jit`, when numba is there and $PYBURN_CPU_JIT does not say no. See `jit` for what
 they compute and how."""
 
