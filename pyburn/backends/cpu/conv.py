@@ -82,8 +82,7 @@ class _Columns:
     def __init__(self, x: np.ndarray, kernel: Ints, stride: Ints, padding: Pads,
                  dilation: Ints, groups: int):
         n, c = x.shape[:2]
-        self.out = tuple((z + b + a - d * (k - 1) - 1) // s + 1 for z, (b, a), d, k, s in
-                         zip(x.shape[2:], padding, dilation, kernel, stride))
+        self.out = jit.output_size(x.shape[2:], kernel, stride, padding, dilation)
         self.positions = math.prod(self.out)
         self.rows = (c // groups) * math.prod(kernel)
         self.groups = groups

@@ -116,6 +116,13 @@ def depthwise_transpose_applies(x: np.ndarray, w: np.ndarray, groups: int) -> bo
             x.dtype == w.dtype and x.dtype in (np.float32, np.float64) and enabled())
 
 
+def output_size(spatial: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+                padding: Sequence[tuple[int, int]], dilation: Sequence[int]) -> tuple[int, ...]:
+    """The output's spatial dims of a window op (convolution, pooling) over `spatial`."""
+    return tuple((z + b + a - d * (k - 1) - 1) // s + 1 for z, (b, a), d, k, s in
+                 zip(spatial, padding, dilation, kernel, stride))
+
+
 #: where `grouped` takes a convolution with more than one input channel per group: at most
 #: this many input channels per group, taps per output (input channels times kernel cells)
 #: and outputs per group (beyond them one BLAS product over the im2col columns is faster),
@@ -149,11 +156,9 @@ def grouped(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     (g + 1) * O / groups - 1, plus `bias` (O,) when given; `padding` holds (before, after)
     zeros per spatial dim. Returns a new (N, O, H', W') array."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
-    (top, bottom), (left, right) = padding
-    height, width = x.shape[2:]
-    out = np.empty((x.shape[0], w.shape[0],
-                    (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
-                    (width + left + right - dw * (kw - 1) - 1) // sw + 1), dtype=x.dtype)
+    (top, _), (left, _) = padding
+    out = np.empty((x.shape[0], w.shape[0], *output_size(x.shape[2:], (kh, kw), stride,
+                                                         padding, dilation)), dtype=x.dtype)
     shift = np.zeros(w.shape[0], dtype=x.dtype) if bias is None else bias
     _kernels(kh, kw, sh, sw, dh, dw, w.shape[1]).forward(
         np.ascontiguousarray(x), np.ascontiguousarray(w), np.ascontiguousarray(shift), top,
@@ -231,10 +236,10 @@ def depthwise_last(x: np.ndarray, w: np.ndarray, stride: Sequence[int],
     each output is the bias plus its taps row by row, the taps in the padding left out.
     Returns (N, C, H', W') stored channels last."""
     (kh, kw), (sh, sw), (dh, dw) = w.shape[2:], stride, dilation
-    (top, bottom), (left, right) = padding
-    n, c, height, width = x.shape
-    out = np.empty((n, (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
-                    (width + left + right - dw * (kw - 1) - 1) // sw + 1, c), dtype=x.dtype)
+    (top, _), (left, _) = padding
+    n, c = x.shape[:2]
+    out = np.empty((n, *output_size(x.shape[2:], (kh, kw), stride, padding, dilation), c),
+                   dtype=x.dtype)
     shift = np.zeros(c, dtype=x.dtype) if bias is None else bias
     taps = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0))  # (kh, kw, C)
     _kernels(kh, kw, sh, sw, dh, dw, 1).channels_last(
@@ -255,12 +260,9 @@ def max_pool(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int],
     """The max over the windows of x (N, C, H, W), the padding's cells not counted (a
     window wholly in the padding gives -inf) and NaN propagated. Returns (N, C, H', W')."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    (top, bottom), (left, right) = padding
-    height, width = x.shape[2:]
-    out = np.empty((x.shape[0], x.shape[1],
-                    (height + top + bottom - dh * (kh - 1) - 1) // sh + 1,
-                    (width + left + right - dw * (kw - 1) - 1) // sw + 1), dtype=x.dtype)
-    _kernels(kh, kw, sh, sw, dh, dw, 1).max_pool(x, top, left, out)
+    out = np.empty(x.shape[:2] + output_size(x.shape[2:], kernel, stride, padding, dilation),
+                   dtype=x.dtype)
+    _kernels(kh, kw, sh, sw, dh, dw, 1).max_pool(x, padding[0][0], padding[1][0], out)
     return out
 
 
